@@ -1,0 +1,133 @@
+"""The agent history: what a client sends, in a form that belongs to no wire dialect.
+
+Everything here is a frozen pydantic model. Dialects (``agentfuzz.dialects``) turn a
+``Case`` into the exact JSON of a ``/v1/chat/completions`` or ``/v1/responses`` request;
+strategies build ``Case`` values; nothing in this module knows about either.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Api",
+    "AssistantMessage",
+    "Case",
+    "History",
+    "Item",
+    "Options",
+    "ReasoningItem",
+    "Tool",
+    "ToolCall",
+    "ToolResult",
+    "UserMessage",
+]
+
+Api = Literal["chat", "responses"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Tool(_Frozen):
+    """A function the client declares. ``namespace`` groups it (Responses ``namespace`` tools)."""
+
+    name: str
+    namespace: str | None = None
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    @property
+    def flat_name(self) -> str:
+        """The name as a dialect without namespaces sees it (Kimi's ``namespace__name``)."""
+        return f"{self.namespace}__{self.name}" if self.namespace else self.name
+
+
+class ToolCall(_Frozen):
+    """One call an assistant made. ``arguments`` is raw: it may be malformed on purpose."""
+
+    id: str
+    name: str
+    namespace: str | None = None
+    arguments: str = "{}"
+
+    @property
+    def flat_name(self) -> str:
+        return f"{self.namespace}__{self.name}" if self.namespace else self.name
+
+
+class UserMessage(_Frozen):
+    kind: Literal["user"] = "user"
+    text: str
+
+
+class AssistantMessage(_Frozen):
+    """An assistant turn: text, optional reasoning, and any number of (parallel) tool calls."""
+
+    kind: Literal["assistant"] = "assistant"
+    text: str | None = None
+    reasoning: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class ToolResult(_Frozen):
+    """A tool's output, paired to its call by ``call_id`` (an orphan when no call matches)."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    output: str
+
+
+class ReasoningItem(_Frozen):
+    """A standalone reasoning item (Responses ``reasoning``; chat folds it into the next turn)."""
+
+    kind: Literal["reasoning"] = "reasoning"
+    text: str
+    id: str | None = None
+
+
+Item = Annotated[
+    UserMessage | AssistantMessage | ToolResult | ReasoningItem, Field(discriminator="kind")
+]
+
+
+class History(_Frozen):
+    """Declared tools and the conversation so far; the server answers the next turn."""
+
+    tools: tuple[Tool, ...] = ()
+    items: tuple[Item, ...] = ()
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        turns = (it for it in self.items if isinstance(it, AssistantMessage))
+        return tuple(c for it in turns for c in it.tool_calls)
+
+    @property
+    def size(self) -> int:
+        """Items plus calls: the measure a shrunk repro is judged by."""
+        return len(self.items) + len(self.calls)
+
+
+ToolChoice = Literal["auto", "none", "required"] | str
+
+
+class Options(_Frozen):
+    """Request knobs. A ``tool_choice`` that is not auto/none/required names a function."""
+
+    include_tools: bool = True
+    tool_choice: ToolChoice | None = None
+    seed: int | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+class Case(_Frozen):
+    """One request to make: a history, the knobs, and which api and stream mode to use."""
+
+    history: History
+    options: Options = Options()
+    api: Api = "chat"
+    stream: bool = False

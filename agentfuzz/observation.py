@@ -1,0 +1,120 @@
+"""What came back: the raw exchange, the assembled turn, and the violations oracles find in it.
+
+These are plain frozen dataclasses: they are built once per request on the hot path and never
+validated from outside input, so pydantic would only cost time here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Exchange",
+    "ItemSighting",
+    "Observation",
+    "ObservedCall",
+    "SSEEvent",
+    "Violation",
+]
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One server-sent event as it arrived: the ``event:`` field (if any) and the raw ``data:``."""
+
+    event: str | None
+    data: str
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request and whatever the transport saw of its answer, before any interpretation.
+
+    ``failure`` is set when the transport itself failed mid-answer (connection reset,
+    timeout, a stream that stopped): the status and partial body are still kept.
+    """
+
+    url: str
+    request: dict[str, Any]
+    stream: bool
+    status: int | None = None
+    content_type: str = ""
+    body: str = ""
+    events: tuple[SSEEvent, ...] = ()
+    failure: str | None = None
+    elapsed: float = 0.0
+
+
+@dataclass(frozen=True)
+class ObservedCall:
+    """A tool call as the client assembled it.
+
+    For chat, ``index`` is the streamed ``index`` (or the position in ``tool_calls``) and
+    ``id`` the call id. For Responses, ``index`` is the ``output_index``, ``id`` the item id
+    and ``call_id`` the call id.
+    """
+
+    index: int | None
+    id: str | None
+    name: str | None
+    arguments: str
+    call_id: str | None = None
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class ItemSighting:
+    """One sighting of a Responses output item's identity, at one phase of the stream."""
+
+    phase: Literal["added", "done", "completed"]
+    output_index: int
+    type: str
+    id: str | None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The turn as the client saw it, assembled from an ``Exchange``.
+
+    ``errors`` lists protocol-level faults found while assembling (HTTP 5xx, a non-JSON body,
+    an SSE ``error`` frame, ``response.failed``, a stream without its terminal event, a
+    transport failure); each is a short kind plus detail, e.g. ``("error_frame", "<raw>")``.
+    ``refused`` marks a 4xx with a JSON error body: a legitimate refusal, not a failure.
+    """
+
+    exchange: Exchange
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ObservedCall, ...] = ()
+    finish_reason: str | None = None
+    status: str | None = None
+    sightings: tuple[ItemSighting, ...] = ()
+    chunk_ids: tuple[str, ...] = ()
+    stream_indexes: tuple[int | None, ...] = ()
+    payloads: tuple[Any, ...] = ()
+    errors: tuple[tuple[str, str], ...] = ()
+    refused: bool = False
+
+    @property
+    def api(self) -> str:
+        return "responses" if self.exchange.url.rstrip("/").endswith("/responses") else "chat"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One oracle's finding: its name, a one-line message, the evidence, and a signature.
+
+    Two violations with the same ``(oracle, signature)`` are the same bug; the signature
+    leaves out ids, texts and anything else that changes from example to example.
+    """
+
+    oracle: str
+    message: str
+    evidence: str = ""
+    signature: str = field(default="")
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.oracle, self.signature or self.message)
