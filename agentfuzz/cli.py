@@ -1,0 +1,284 @@
+"""The ``agentfuzz`` command line: ``fuzz`` and ``serve``.
+
+Exit codes are a contract: 0 nothing found · 1 failures found (repros written) · 2 usage, config or
+input error · 3 target unreachable. Every error is one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agentfuzz import oracles
+from agentfuzz.engine import ALL_MODES, FuzzConfig, Report, run
+from agentfuzz.profiles import ProfileError, load_profile
+from agentfuzz.transport.live import LiveTransport, TargetUnreachable
+
+__all__ = ["cli", "main"]
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+DEFAULT_SERVE_PROFILE = "vllm-kimi-k2"
+
+
+class _Exit(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _fail(code: int, message: str) -> NoReturn:
+    raise _Exit(code, message)
+
+
+def _names(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(oracles.names()))
+    if unknown:
+        known = ", ".join(oracles.names())
+        _fail(EXIT_USAGE, f"unknown oracle {', '.join(unknown)} (known: {known})")
+    return names
+
+
+def _writable_out(out: Path) -> Path:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".agentfuzz-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        _fail(EXIT_USAGE, f"--out {out}: not writable ({exc.strerror or exc})")
+    return out
+
+
+def _first_model(base_url: str, api_key: str | None, timeout: float) -> str:
+    with LiveTransport(base_url, api_key=api_key, timeout=timeout) as transport:
+        try:
+            models = transport.models()
+        except TargetUnreachable:
+            raise
+        except Exception as exc:  # any answer we cannot read as a model list
+            _fail(EXIT_USAGE, f"cannot read {base_url}/models ({exc}); pass --model")
+    if not models:
+        _fail(EXIT_USAGE, f"{base_url}/models lists no model; pass --model")
+    return models[0]
+
+
+@contextlib.contextmanager
+def _target(base_url: str | None, serve: str | None) -> Iterator[str]:
+    """The URL to fuzz: the given one, or the embedded reference server started for this run."""
+    if base_url:
+        yield base_url
+        return
+    try:
+        from agentfuzz.reference import serve_in_thread
+    except ImportError:  # pragma: no cover - the reference server ships with the package
+        _fail(EXIT_USAGE, "no --base-url given and the reference server is not available")
+    profile = serve or DEFAULT_SERVE_PROFILE
+    try:
+        server = serve_in_thread(profile)
+        url = server.__enter__()
+    except (KeyError, ValueError) as exc:
+        _fail(EXIT_USAGE, f"--serve {profile}: {exc.args[0] if exc.args else exc}")
+    try:
+        yield url
+    finally:
+        server.__exit__(None, None, None)
+
+
+def _summary(console: Console, report: Report) -> None:
+    table = Table(title="agentfuzz", show_lines=False)
+    table.add_column("oracle")
+    table.add_column("message")
+    table.add_column("size", justify="right")
+    table.add_column("reproduced", justify="right")
+    table.add_column("repro")
+    for f in report.findings:
+        table.add_row(
+            f.violation.oracle,
+            f.violation.message[:70],
+            str(f.case.history.size),
+            f.reproduced + (" flaky" if f.flaky else ""),
+            str(f.bundle / "repro.json"),
+        )
+    examples = ", ".join(f"{mode} {n}" for mode, n in report.examples.items())
+    if report.findings:
+        console.print(table)
+    console.print(
+        f"{len(report.findings)} finding(s) · examples: {examples or 'none'} · "
+        f"{report.calls} requests · {report.elapsed:.1f}s"
+    )
+    if report.stopped_answering:
+        console.print("the server stopped answering: the last request it answered is the repro")
+    if report.interrupted:
+        console.print("interrupted: findings so far are written")
+
+
+class _Group(click.Group):
+    """A click group whose every failure is one line on stderr and a contract exit code."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        kwargs.setdefault("prog_name", "agentfuzz")
+
+        def invoke() -> Any:
+            return click.Group.main(self, *args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]
+
+        code = _run_group(invoke)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _run_group(invoke: Any) -> int:
+    try:
+        invoke()
+    except _Exit as exc:
+        if str(exc):
+            click.echo(f"agentfuzz: {exc}", err=True)
+        return exc.code
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.UsageError as exc:
+        click.echo(f"agentfuzz: {exc.format_message()}", err=True)
+        return EXIT_USAGE
+    except click.Abort:
+        click.echo("agentfuzz: aborted", err=True)
+        return 130
+    except ProfileError as exc:
+        click.echo(f"agentfuzz: {exc}", err=True)
+        return EXIT_USAGE
+    except TargetUnreachable as exc:
+        click.echo(f"agentfuzz: {exc}", err=True)
+        return EXIT_UNREACHABLE
+    except KeyboardInterrupt:
+        click.echo("agentfuzz: interrupted", err=True)
+        return 130
+    return EXIT_CLEAN
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="agentfuzz")
+def cli() -> None:
+    """Fuzz multi-turn tool calling on OpenAI-compatible servers."""
+
+
+@cli.command()
+@click.option("--base-url", help="Server to fuzz, e.g. http://host:8000/v1. Default: --serve.")
+@click.option("--model", help="Model name. Default: the first one /v1/models lists.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer key (default $OPENAI_API_KEY).")
+@click.option("--api", type=click.Choice(["chat", "responses"]), help="Only this api.")
+@click.option("--stream/--no-stream", default=None, help="Only streaming / non-streaming.")
+@click.option("--mode", type=click.Choice(["synthetic", "session", "both"]), default="synthetic")
+@click.option("--profile", default="default", show_default=True, help="Fuzz profile name or path.")
+@click.option("--serve", help=f"Reference server profile (default {DEFAULT_SERVE_PROFILE}).")
+@click.option("--max-examples", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--seed", type=int, help="Derandomize the run with this seed.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("agentfuzz-out"))
+@click.option("--workers", type=click.IntRange(min=1), default=1)
+@click.option("--trials", default="3", show_default=True, help="Re-runs of each shrunk failure.")
+@click.option("--oracles", "only", help="Only these oracles (comma-separated).")
+@click.option("--skip-oracles", "skip", help="Not these oracles (comma-separated).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def fuzz(
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    api: str | None,
+    stream: bool | None,
+    mode: str,
+    profile: str,
+    serve: str | None,
+    max_examples: int,
+    seed: int | None,
+    out: Path,
+    workers: int,
+    trials: str,
+    only: str | None,
+    skip: str | None,
+    timeout: float,
+    quiet: bool,
+) -> None:
+    """Generate agent histories, send them, check every answer, shrink and write repros."""
+    if mode != "synthetic":
+        _fail(EXIT_USAGE, f"--mode {mode} is not available yet: only synthetic histories are")
+    if workers != 1:
+        _fail(EXIT_USAGE, "--workers > 1 is not available yet")
+    if not trials.isdigit() or int(trials) < 1:
+        _fail(EXIT_USAGE, f"--trials {trials}: expected a positive integer")
+    fuzz_profile = load_profile(profile)
+    modes = tuple(m for m in ALL_MODES if (api in (None, m[0])) and (stream in (None, m[1])))
+    selected, skipped = _names(only), _names(skip) or []
+    _writable_out(out)
+    err = Console(stderr=True)
+    with _target(base_url, serve) as url:
+        name = model or _first_model(url, api_key, timeout)
+        config = FuzzConfig(
+            base_url=url,
+            model=name,
+            profile=fuzz_profile,
+            out=out,
+            modes=modes,
+            api_key=api_key,
+            max_examples=max_examples,
+            seed=seed,
+            trials=int(trials),
+            only=selected,
+            skip=skipped,
+            timeout=timeout,
+        )
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed} examples"),
+            TextColumn("{task.fields[found]} finding(s)"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+            disable=quiet,
+        ) as bar:
+            task = bar.add_task("fuzz", total=max_examples * len(modes), found=0)
+
+            def progress(label: str, count: int, found: int) -> None:
+                bar.update(task, description=label, advance=1, found=found)
+
+            report = run(config, progress)
+    _summary(Console(), report)
+    raise _Exit(EXIT_FOUND if report.findings else EXIT_CLEAN, "")
+
+
+@cli.command()
+@click.argument("profile")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--latency", "latency_ms", type=click.IntRange(min=0), default=0, help="Delay, ms.")
+def serve(
+    profile: str, host: str, port: int, temperature: float, seed: int, latency_ms: int
+) -> None:
+    """Run the embedded reference server with a behaviour PROFILE until stopped."""
+    from agentfuzz.reference import PROFILES
+    from agentfuzz.reference import run as run_server
+
+    if profile not in PROFILES:
+        _fail(EXIT_USAGE, f"unknown profile {profile!r} (known: {', '.join(sorted(PROFILES))})")
+    run_server(profile, host, port, temperature=temperature, seed=seed, latency_ms=latency_ms)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: the exit code of ``agentfuzz ARGS``."""
+    return int(cli.main(args=argv, standalone_mode=False))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""Wire dialects: a ``Case`` as an exact request body, an ``Exchange`` as an ``Observation``.
+
+``chat`` speaks ``/v1/chat/completions``, ``responses`` speaks ``/v1/responses``. Paths are
+relative to the base URL, which (as in the openai SDK) already ends in ``/v1``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentfuzz.dialects import chat, responses
+from agentfuzz.history import Case
+from agentfuzz.observation import Exchange, Observation
+
+__all__ = ["assemble", "build_request"]
+
+
+def build_request(case: Case, model: str) -> tuple[str, dict[str, Any]]:
+    """The endpoint path and exact JSON body for ``case`` in its api's dialect."""
+    if case.api == "responses":
+        return responses.PATH, responses.build_responses(case, model)
+    return chat.PATH, chat.build_chat(case, model)
+
+
+def assemble(exchange: Exchange) -> Observation:
+    """The turn as a client sees it, read with the dialect the exchange's URL names."""
+    path = exchange.url.split("?", 1)[0].rstrip("/")
+    if path.endswith(responses.PATH):
+        return responses.assemble_responses(exchange)
+    return chat.assemble_chat(exchange)

@@ -1,0 +1,250 @@
+"""The ``/v1/chat/completions`` dialect: Case -> request body, answer -> Observation."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
+from agentfuzz.history import (
+    AssistantMessage,
+    Case,
+    Options,
+    ReasoningItem,
+    Tool,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.observation import Exchange, Observation, ObservedCall
+
+__all__ = ["PATH", "assemble_chat", "build_chat"]
+
+PATH = "/chat/completions"
+_MODES = ("auto", "none", "required")
+
+
+def build_chat(case: Case, model: str) -> dict[str, Any]:
+    """The exact JSON body of a chat completion request for ``case``."""
+    body: dict[str, Any] = {"model": model, "messages": _messages(case)}
+    body.update(_tools(case.history.tools, case.options))
+    body["stream"] = case.stream
+    opts = case.options
+    if opts.seed is not None:
+        body["seed"] = opts.seed
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.max_tokens is not None:
+        body["max_tokens"] = opts.max_tokens
+    return body
+
+
+def _messages(case: Case) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    # Chat has no reasoning item: standalone reasoning rides on the next assistant message.
+    pending: list[str] = []
+    for item in case.history.items:
+        if isinstance(item, UserMessage):
+            messages.append({"role": "user", "content": item.text})
+        elif isinstance(item, ReasoningItem):
+            pending.append(item.text)
+        elif isinstance(item, ToolResult):
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
+        elif isinstance(item, AssistantMessage):
+            messages.append(_assistant(item, pending))
+            pending = []
+    return messages
+
+
+def _assistant(item: AssistantMessage, pending: list[str]) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "assistant", "content": item.text}
+    if item.tool_calls:
+        msg["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.flat_name, "arguments": call.arguments},
+            }
+            for call in item.tool_calls
+        ]
+    reasoning = [*pending, *([item.reasoning] if item.reasoning is not None else [])]
+    if reasoning:
+        msg["reasoning_content"] = "\n\n".join(reasoning)
+    return msg
+
+
+def _tools(tools: tuple[Tool, ...], opts: Options) -> dict[str, Any]:
+    if not (opts.include_tools and tools):
+        return {}
+    out: dict[str, Any] = {
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.flat_name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                },
+            }
+            for tool in tools
+        ]
+    }
+    choice = opts.tool_choice
+    if choice is not None:
+        out["tool_choice"] = (
+            choice if choice in _MODES else {"type": "function", "function": {"name": choice}}
+        )
+    return out
+
+
+def assemble_chat(exchange: Exchange) -> Observation:
+    """Assemble a chat answer, streamed or not, into the turn as a client sees it."""
+    faults = Faults()
+    parsed, body = faults.triage(exchange)
+    if exchange.stream and exchange.events:
+        return _assemble_stream(exchange, faults)
+    if exchange.stream and not parsed and not faults.refused and not faults.errors:
+        # A stream request that got neither events nor a body never saw its end.
+        faults.add("no_terminal", f"stream with no events (status {exchange.status})")
+    fields = _from_completion(body) if parsed else {}
+    return Observation(
+        exchange=exchange,
+        errors=tuple(faults.errors),
+        payloads=tuple(faults.payloads),
+        refused=faults.refused,
+        **fields,
+    )
+
+
+def _text_of(value: Any) -> str:
+    """Content as text: a string, or the ``text`` of content parts some servers send."""
+    if isinstance(value, str):
+        return value
+    return "".join(as_str(as_dict(p).get("text")) or "" for p in as_list(value))
+
+
+def _args_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value)
+
+
+def _reasoning_of(obj: dict[str, Any]) -> str:
+    return as_str(obj.get("reasoning_content")) or as_str(obj.get("reasoning")) or ""
+
+
+def _from_completion(body: Any) -> dict[str, Any]:
+    choices = as_list(as_dict(body).get("choices"))
+    choice = as_dict(choices[0]) if choices else {}
+    message = as_dict(choice.get("message"))
+    calls = []
+    for i, raw in enumerate(as_list(message.get("tool_calls"))):
+        call = as_dict(raw)
+        fn = as_dict(call.get("function"))
+        calls.append(
+            ObservedCall(
+                index=i,
+                id=as_str(call.get("id")),
+                name=as_str(fn.get("name")),
+                arguments=_args_of(fn.get("arguments")),
+            )
+        )
+    return {
+        "text": _text_of(message.get("content")),
+        "reasoning": _reasoning_of(message),
+        "tool_calls": tuple(calls),
+        "finish_reason": as_str(choice.get("finish_reason")),
+    }
+
+
+@dataclass
+class _Slot:
+    index: int | None
+    id: str | None = None
+    name: str | None = None
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Accumulator:
+    """Merges streamed chunk deltas into one message, tool calls keyed by their ``index``."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    slots: dict[object, _Slot] = field(default_factory=dict)
+    last_key: object = None
+    unindexed: int = 0
+    chunk_ids: list[str] = field(default_factory=list)
+    stream_indexes: list[int | None] = field(default_factory=list)
+    finish_reason: str | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> None:
+        chunk_id = as_str(chunk.get("id"))
+        if chunk_id is not None:
+            self.chunk_ids.append(chunk_id)
+        for raw in as_list(chunk.get("choices"))[:1]:
+            choice = as_dict(raw)
+            delta = as_dict(choice.get("delta"))
+            self.text.append(_text_of(delta.get("content")))
+            self.reasoning.append(_reasoning_of(delta))
+            for call in as_list(delta.get("tool_calls")):
+                self._feed_call(as_dict(call))
+            finish = as_str(choice.get("finish_reason"))
+            if finish is not None:
+                self.finish_reason = finish
+
+    def _feed_call(self, call: dict[str, Any]) -> None:
+        raw_index = call.get("index")
+        index = (
+            raw_index if isinstance(raw_index, int) and not isinstance(raw_index, bool) else None
+        )
+        call_id = as_str(call.get("id"))
+        if call.get("id") is not None:
+            self.stream_indexes.append(index)
+        key: object
+        if index is not None:
+            key = index
+        elif call_id is not None or self.last_key is None:
+            # Without an index, a delta carrying an id starts a call; one without continues it.
+            self.unindexed += 1
+            key = ("unindexed", self.unindexed)
+        else:
+            key = self.last_key
+        slot = self.slots.setdefault(key, _Slot(index=index))
+        self.last_key = key
+        fn = as_dict(call.get("function"))
+        slot.id = slot.id if slot.id is not None else call_id
+        slot.name = slot.name if slot.name is not None else as_str(fn.get("name"))
+        slot.arguments.append(_args_of(fn.get("arguments")))
+
+    def calls(self) -> tuple[ObservedCall, ...]:
+        return tuple(
+            ObservedCall(index=s.index, id=s.id, name=s.name, arguments="".join(s.arguments))
+            for s in self.slots.values()
+        )
+
+
+def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
+    acc = _Accumulator()
+    done = False
+    for event in exchange.events:
+        if event.data.strip() == "[DONE]":
+            done = True
+            continue
+        ok, payload = faults.read_event(event.event, event.data)
+        if ok:
+            acc.feed(as_dict(payload))
+    if not done and acc.finish_reason is None:
+        faults.add("no_terminal", f"chat stream ended after {len(exchange.events)} events")
+    return Observation(
+        exchange=exchange,
+        text="".join(acc.text),
+        reasoning="".join(acc.reasoning),
+        tool_calls=acc.calls(),
+        finish_reason=acc.finish_reason,
+        chunk_ids=tuple(acc.chunk_ids),
+        stream_indexes=tuple(acc.stream_indexes),
+        payloads=tuple(faults.payloads),
+        errors=tuple(faults.errors),
+        refused=faults.refused,
+    )

@@ -1,0 +1,188 @@
+"""The ``/v1/responses`` dialect: Case -> typed input items, answer -> Observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentfuzz.dialects._responses_stream import StreamState, reasoning_of_item, text_of_message
+from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
+from agentfuzz.history import (
+    AssistantMessage,
+    Case,
+    Options,
+    ReasoningItem,
+    Tool,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.observation import Exchange, Observation, ObservedCall
+
+__all__ = ["PATH", "assemble_responses", "build_responses"]
+
+PATH = "/responses"
+_MODES = ("auto", "none", "required")
+
+
+def build_responses(case: Case, model: str) -> dict[str, Any]:
+    """The exact JSON body of a Responses request for ``case``."""
+    body: dict[str, Any] = {"model": model, "input": _input(case)}
+    body.update(_tools(case.history.tools, case.options))
+    body["stream"] = case.stream
+    opts = case.options
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.max_tokens is not None:
+        body["max_output_tokens"] = opts.max_tokens
+    return body
+
+
+def _reasoning(item_id: str, text: str) -> dict[str, Any]:
+    return {"type": "reasoning", "id": item_id, "summary": [{"type": "summary_text", "text": text}]}
+
+
+def _call(call: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+    }
+    if call.namespace:
+        out["namespace"] = call.namespace
+    return out
+
+
+def _input(case: Case) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for position, item in enumerate(case.history.items):
+        # Ids the history lacks are derived from the position, so a body is reproducible.
+        fallback_id = f"rs_{position:04d}"
+        if isinstance(item, UserMessage):
+            items.append({"type": "message", "role": "user", "content": item.text})
+        elif isinstance(item, ReasoningItem):
+            items.append(_reasoning(item.id or fallback_id, item.text))
+        elif isinstance(item, ToolResult):
+            items.append(
+                {"type": "function_call_output", "call_id": item.call_id, "output": item.output}
+            )
+        elif isinstance(item, AssistantMessage):
+            if item.reasoning is not None:
+                items.append(_reasoning(fallback_id, item.reasoning))
+            if item.text is not None:
+                items.append({"type": "message", "role": "assistant", "content": item.text})
+            items.extend(_call(call) for call in item.tool_calls)
+    return items
+
+
+def _function(tool: Tool) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "strict": False,
+    }
+
+
+def _tools(tools: tuple[Tool, ...], opts: Options) -> dict[str, Any]:
+    if not (opts.include_tools and tools):
+        return {}
+    declared: list[dict[str, Any]] = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for tool in tools:
+        if tool.namespace is None:
+            declared.append(_function(tool))
+            continue
+        if tool.namespace not in groups:
+            # The group takes the place of its first member; later members join it.
+            groups[tool.namespace] = []
+            declared.append(
+                {
+                    "type": "namespace",
+                    "name": tool.namespace,
+                    "description": "",
+                    "tools": groups[tool.namespace],
+                }
+            )
+        groups[tool.namespace].append(_function(tool))
+    out: dict[str, Any] = {"tools": declared}
+    choice = opts.tool_choice
+    if choice is not None:
+        out["tool_choice"] = choice if choice in _MODES else {"type": "function", "name": choice}
+    return out
+
+
+def assemble_responses(exchange: Exchange) -> Observation:
+    """Assemble a Responses answer, streamed or not, into the turn as a client sees it."""
+    faults = Faults()
+    parsed, body = faults.triage(exchange)
+    if exchange.stream and exchange.events:
+        return _assemble_stream(exchange, faults)
+    if exchange.stream and not parsed and not faults.refused and not faults.errors:
+        faults.add("no_terminal", f"stream with no events (status {exchange.status})")
+    fields = _from_response(as_dict(body), faults) if parsed else {}
+    return Observation(
+        exchange=exchange,
+        errors=tuple(faults.errors),
+        payloads=tuple(faults.payloads),
+        refused=faults.refused,
+        **fields,
+    )
+
+
+def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ObservedCall] = []
+    for position, raw in enumerate(as_list(response.get("output"))):
+        item = as_dict(raw)
+        kind = item.get("type")
+        if kind == "message":
+            text.append(text_of_message(item))
+        elif kind == "reasoning":
+            reasoning.append(reasoning_of_item(item))
+        elif kind == "function_call":
+            calls.append(
+                ObservedCall(
+                    index=position,
+                    id=as_str(item.get("id")),
+                    name=as_str(item.get("name")),
+                    arguments=as_str(item.get("arguments")) or "",
+                    call_id=as_str(item.get("call_id")),
+                    namespace=as_str(item.get("namespace")),
+                )
+            )
+    status = as_str(response.get("status"))
+    if status == "failed":
+        faults.add("response_failed", f"status failed: {response.get('error')}")
+    return {
+        "text": "".join(text),
+        "reasoning": "".join(reasoning),
+        "tool_calls": tuple(calls),
+        "status": status,
+    }
+
+
+def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
+    state = StreamState(faults)
+    for event in exchange.events:
+        if event.data.strip() == "[DONE]":
+            # Not part of the Responses protocol, but harmless: some servers append it.
+            continue
+        ok, payload = faults.read_event(event.event, event.data)
+        if ok:
+            state.feed(event.event, as_dict(payload))
+    if not state.terminal:
+        faults.add("no_terminal", f"responses stream ended after {len(exchange.events)} events")
+    return Observation(
+        exchange=exchange,
+        text=state.text(),
+        reasoning=state.reasoning(),
+        tool_calls=state.calls(),
+        status=state.status,
+        sightings=tuple(state.sightings),
+        payloads=tuple(faults.payloads),
+        errors=tuple(faults.errors),
+        refused=faults.refused,
+    )

@@ -1,0 +1,300 @@
+"""The fuzz loop: a Hypothesis property per api/stream mode, distinct findings, shrinking, trials.
+
+Each example is one request. Every violation an example shows is offered to the ``FindingStore``,
+which writes a repro bundle the first time a distinct failure (oracle + signature) is seen and
+rewrites it whenever a smaller example fails the same way. The property then raises an exception
+whose *class* is unique to the first violation's key, so Hypothesis treats each distinct failure
+as its own bug and shrinks each one separately (``report_multiple_bugs``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky
+
+from agentfuzz import oracles
+from agentfuzz.dialects import assemble, build_request
+from agentfuzz.history import Api, Case
+from agentfuzz.observation import Observation, Violation
+from agentfuzz.profiles import Profile
+from agentfuzz.reduce import reduce_case
+from agentfuzz.repro import Repro, observed_summary, write_bundle
+from agentfuzz.strategies import cases
+from agentfuzz.transport.live import LiveTransport, TargetUnreachable
+
+__all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Report", "Target", "run"]
+
+Mode = tuple[Api, bool]
+ALL_MODES: tuple[Mode, ...] = (
+    ("chat", False),
+    ("chat", True),
+    ("responses", False),
+    ("responses", True),
+)
+
+
+@dataclass(frozen=True)
+class FuzzConfig:
+    """What one ``agentfuzz fuzz`` run does."""
+
+    base_url: str
+    model: str
+    profile: Profile
+    out: Path
+    modes: tuple[Mode, ...] = ALL_MODES
+    api_key: str | None = None
+    max_examples: int = 100
+    seed: int | None = None
+    trials: int = 3
+    only: Collection[str] | None = None
+    skip: Collection[str] = ()
+    timeout: float = 60.0
+    database: Path | None = Path(".agentfuzz/examples")
+
+
+class Target:
+    """A live server seen through the client pipeline: Case → request → Exchange → Observation."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.transport = LiveTransport(self.base_url, api_key=api_key, timeout=timeout)
+        self.calls = 0
+        self.answered = 0
+        self.last_answered: tuple[Case, Observation] | None = None
+
+    def observe(self, case: Case) -> Observation:
+        path, body = build_request(case, self.model)
+        self.calls += 1
+        exchange = self.transport.send(path, body, case.stream)
+        obs = assemble(exchange)
+        self.answered += 1
+        self.last_answered = (case, obs)
+        return obs
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+@dataclass
+class Finding:
+    """The smallest known example of one distinct failure, and where its bundle lives."""
+
+    violation: Violation
+    case: Case
+    observation: Observation
+    bundle: Path
+    reproduced: str = "pending"
+    flaky: bool = False
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return (self.case.history.size, len(self.case.model_dump_json()))
+
+
+@dataclass
+class Report:
+    """What a run found, for the summary table and the exit code."""
+
+    findings: list[Finding] = field(default_factory=list)
+    examples: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    elapsed: float = 0.0
+    stopped_answering: bool = False
+    interrupted: bool = False
+
+
+class FindingStore:
+    """Keeps the best example per distinct failure and writes its bundle as it improves."""
+
+    def __init__(self, out: Path, base_url: str, model: str) -> None:
+        self.out = out
+        self.base_url = base_url
+        self.model = model
+        self.by_key: dict[tuple[str, str], Finding] = {}
+
+    def offer(self, violation: Violation, case: Case, obs: Observation) -> None:
+        current = self.by_key.get(violation.key)
+        candidate = Finding(violation, case, obs, Path())
+        if current is not None and candidate.size >= current.size:
+            return
+        candidate.bundle = self.write(candidate)
+        self.by_key[violation.key] = candidate
+
+    def write(self, finding: Finding) -> Path:
+        path, body = build_request(finding.case, self.model)
+        repro = Repro(
+            url=self.base_url + path,
+            request=body,
+            case=finding.case,
+            violation=finding.violation,
+            observed=observed_summary(finding.observation)
+            | {"evidence": finding.violation.evidence},
+            reproduced=finding.reproduced + (" (flaky)" if finding.flaky else ""),
+        )
+        return write_bundle(self.out, repro)
+
+
+class _Failure(AssertionError):
+    """Base of the per-key failure classes Hypothesis sees."""
+
+    violation: Violation
+
+
+_FAILURE_CLASSES: dict[tuple[str, str], type[_Failure]] = {}
+
+
+def _failure_class(key: tuple[str, str]) -> type[_Failure]:
+    # A distinct class per (oracle, signature) makes Hypothesis treat each as a distinct bug.
+    if key not in _FAILURE_CLASSES:
+        tag = hashlib.sha1("\0".join(key).encode()).hexdigest()[:8]
+        _FAILURE_CLASSES[key] = type(f"{key[0]}_{tag}", (_Failure,), {})
+    return _FAILURE_CLASSES[key]
+
+
+class _StopRun(BaseException):
+    """Raised through Hypothesis (which only catches Exception) when the target went away."""
+
+
+Progress = Callable[[str, int, int], None]
+
+
+def _fuzz_mode(
+    config: FuzzConfig, target: Target, store: FindingStore, mode: Mode, progress: Progress
+) -> int:
+    """Fuzz one api/stream mode; return how many examples were run.
+
+    A first pass looks for every failure. An example can show two failures at once, and only
+    one of them can steer Hypothesis's shrinker; each failure that never did gets a second,
+    targeted pass whose property fails only for it, so it is shrunk on its own too.
+    """
+    api, stream = mode
+    label = f"{api}/{'stream' if stream else 'no-stream'}"
+    count = 0
+    raised: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str]] = set()
+
+    def check(case: Case, wanted: tuple[str, str] | None) -> None:
+        nonlocal count
+        count += 1
+        progress(label, count, len(store.by_key))
+        try:
+            obs = target.observe(case)
+        except TargetUnreachable as exc:
+            raise _StopRun(str(exc)) from None
+        violations = oracles.check(case, obs, only=config.only, skip=config.skip)
+        for v in violations:
+            store.offer(v, case, obs)
+            seen.add(v.key)
+        chosen = [v for v in violations if wanted is None or v.key == wanted]
+        if chosen:
+            first = chosen[0]
+            raised.add(first.key)
+            failure = _failure_class(first.key)(f"{first.oracle}: {first.message}")
+            failure.violation = first
+            raise failure
+
+    _hypothesis_pass(config, target, mode, lambda case: check(case, None))
+    for key in sorted(seen - raised):
+        _hypothesis_pass(config, target, mode, lambda case, key=key: check(case, key))  # type: ignore[misc]
+    return count
+
+
+def _hypothesis_pass(
+    config: FuzzConfig, target: Target, mode: Mode, check: Callable[[Case], None]
+) -> None:
+    api, stream = mode
+    db = None
+    if config.database is not None:
+        db = DirectoryBasedExampleDatabase(str(config.database))
+    prop = settings(
+        max_examples=config.max_examples,
+        deadline=None,
+        database=db,
+        report_multiple_bugs=True,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )(given(cases(config.profile, api, stream))(check))
+    if config.seed is not None:
+        prop = hypothesis_seed(config.seed)(prop)
+    # One example database key per target and mode, so saved failures replay where they failed.
+    key = f"{target.base_url}|{target.model}|{config.profile.name}|{api}|{stream}".encode()
+    prop._hypothesis_internal_database_key = hashlib.sha1(key).digest()  # type: ignore[attr-defined]
+    # The failures themselves are already in the store; what Hypothesis raises at the end
+    # only confirms them (or says one would not reproduce: the trials measure that).
+    with contextlib.suppress(AssertionError, ExceptionGroup, Flaky):
+        prop()
+
+
+def _judge(
+    config: FuzzConfig, target: Target, store: FindingStore, case: Case
+) -> set[tuple[str, str]]:
+    """Send ``case`` once; offer what it shows to the store; return the failure keys it shows."""
+    try:
+        obs = target.observe(case)
+    except TargetUnreachable as exc:
+        raise _StopRun(str(exc)) from None
+    found = oracles.check(case, obs, only=config.only, skip=config.skip)
+    for v in found:
+        store.offer(v, case, obs)
+    return {v.key for v in found}
+
+
+def _reduce(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
+    key = finding.violation.key
+    reduce_case(finding.case, lambda case: key in _judge(config, target, store, case))
+
+
+def _trials(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
+    hits = 0
+    for _ in range(config.trials):
+        hits += finding.violation.key in _judge(config, target, store, finding.case)
+    finding.reproduced = f"{hits}/{config.trials}"
+    finding.flaky = 0 < hits < config.trials
+
+
+def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
+    """Fuzz every configured mode; return the report. Bundles are on disk as findings appear."""
+    started = time.monotonic()
+    target = Target(config.base_url, config.model, config.api_key, config.timeout)
+
+    store = FindingStore(config.out, target.base_url, config.model)
+    report = Report()
+    try:
+        for mode in config.modes:
+            label = f"{mode[0]}/{'stream' if mode[1] else 'no-stream'}"
+            report.examples[label] = _fuzz_mode(config, target, store, mode, progress)
+        for key in list(store.by_key):
+            _reduce(config, target, store, store.by_key[key])
+        for finding in store.by_key.values():
+            _trials(config, target, store, finding)
+            finding.bundle = store.write(finding)
+    except _StopRun as stop:
+        if target.last_answered is None:
+            raise TargetUnreachable(str(stop)) from None
+        report.stopped_answering = True
+        case, obs = target.last_answered
+        crash = Violation(
+            "error",
+            "the server stopped answering after this request",
+            evidence=str(stop),
+            signature="error:stopped_answering",
+        )
+        store.offer(crash, case, obs)
+    except KeyboardInterrupt:
+        report.interrupted = True
+    finally:
+        report.calls = target.calls
+        target.close()
+    report.findings = sorted(store.by_key.values(), key=lambda f: f.violation.key)
+    report.elapsed = time.monotonic() - started
+    return report

@@ -1,0 +1,24 @@
+"""Oracles: pure checks over one observed turn, registered by name.
+
+``check(case, observation)`` runs them; ``names()`` lists them in their public order. Each
+family lives in a private module that registers its oracles when imported here.
+"""
+
+from __future__ import annotations
+
+from agentfuzz.oracles._registry import Oracle, check, names, register
+
+# The import order below is the registration order, hence the public order of names().
+# isort: off
+from agentfuzz.oracles import _outcome  # empty_turn, error
+from agentfuzz.oracles import _markup  # leaked_markup
+from agentfuzz.oracles import _identity  # identity, index_gap
+from agentfuzz.oracles import _calls  # bad_arguments, unknown_tool, tool_choice
+from agentfuzz.oracles import _wire  # wire_schema
+
+# isort: on
+
+__all__ = ["Oracle", "check", "names", "register"]
+
+# Imported only for the oracles they register.
+del _outcome, _markup, _identity, _calls, _wire

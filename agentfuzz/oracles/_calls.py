@@ -1,0 +1,167 @@
+"""Oracles on the tool calls themselves: ``bad_arguments``, ``unknown_tool``, ``tool_choice``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from agentfuzz.history import Case, Tool
+from agentfuzz.observation import Observation, ObservedCall, Violation
+from agentfuzz.oracles._common import declared_tools, find_tool, is_answer, one_line
+from agentfuzz.oracles._registry import clip, register
+
+__all__ = ["bad_arguments", "tool_choice", "unknown_tool"]
+
+_VALIDATORS: dict[str, Draft202012Validator | None] = {}
+_CACHE_LIMIT = 512
+
+
+def _validator(schema: dict[str, Any]) -> Draft202012Validator | None:
+    """A compiled validator per distinct schema; None when the client's schema is itself invalid."""
+    key = json.dumps(schema, sort_keys=True, default=repr)
+    if key not in _VALIDATORS:
+        if len(_VALIDATORS) >= _CACHE_LIMIT:
+            _VALIDATORS.clear()
+        try:
+            Draft202012Validator.check_schema(schema)
+            _VALIDATORS[key] = Draft202012Validator(schema)
+        except Exception:
+            # A fuzzed schema the client sent is not the server's fault: check JSON-ness only.
+            _VALIDATORS[key] = None
+    return _VALIDATORS[key]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _truncated(obs: Observation) -> bool:
+    """True when the token limit cut the turn, so a half-written call is expected."""
+    return obs.finish_reason == "length" or obs.status == "incomplete"
+
+
+def _argument_fault(call: ObservedCall, tool: Tool | None) -> tuple[str, str] | None:
+    """What is wrong with a call's arguments, as (signature suffix, detail), or None."""
+    try:
+        value = json.loads(call.arguments, parse_constant=_reject_constant)
+    except ValueError as exc:
+        return "not_json", str(exc)
+    if not isinstance(value, dict):
+        return "not_object", f"arguments are a JSON {type(value).__name__}, not an object"
+    validator = _validator(tool.parameters) if tool is not None else None
+    if validator is None:
+        return None
+    try:
+        worst = best_match(validator.iter_errors(value))
+    except Exception:
+        # Unresolvable $ref, bad regex in "pattern"…: again the client's schema, not the answer.
+        return None
+    if worst is None:
+        return None
+    return f"schema:{worst.validator}", f"{worst.json_path}: {worst.message}"
+
+
+@register("bad_arguments")
+def bad_arguments(case: Case, obs: Observation) -> Iterator[Violation]:
+    """Arguments must be a JSON object matching the declared tool's ``parameters`` schema.
+
+    Skipped for turns cut by the token limit: a truncated call there is what was asked for.
+    """
+    if not is_answer(obs) or _truncated(obs):
+        return
+    tools = declared_tools(case)
+    for n, call in enumerate(obs.tool_calls):
+        fault = _argument_fault(call, find_tool(call, tools, obs.api))
+        if fault is None:
+            continue
+        kind, detail = fault
+        yield Violation(
+            oracle="bad_arguments",
+            message=f"tool call {n} ({call.name!r}) arguments rejected: {one_line(detail)}",
+            evidence=clip(f"{call.name}: {call.arguments!r} — {detail}"),
+            signature=f"bad_arguments:{kind}",
+        )
+
+
+def _unknown_kind(call: ObservedCall, tools: tuple[Tool, ...]) -> str:
+    """How an undeclared name relates to the declared ones: the shape of the bug."""
+    name = call.name or ""
+    if not tools:
+        return "no_tools_sent"
+    if not name.strip():
+        return "empty_name"
+    if any(t.namespace and name in (t.name, f"{t.namespace}.{t.name}") for t in tools):
+        return "namespace_mismatch"
+    if any(t.flat_name.endswith((f".{name}", f"/{name}", f"__{name}")) for t in tools):
+        return "truncated"
+    return "undeclared"
+
+
+@register("unknown_tool")
+def unknown_tool(case: Case, obs: Observation) -> Iterator[Violation]:
+    """A call to a name the request never declared (dotted names cut to their last segment…)."""
+    if not is_answer(obs):
+        return
+    tools = declared_tools(case)
+    declared = ", ".join(t.flat_name for t in tools) or "no tools sent"
+    for n, call in enumerate(obs.tool_calls):
+        if find_tool(call, tools, obs.api) is not None:
+            continue
+        shown = f"{call.namespace}/{call.name}" if call.namespace else call.name
+        yield Violation(
+            oracle="unknown_tool",
+            message=f"tool call {n} names {shown!r}, which was never declared",
+            evidence=clip(f"called {shown!r}; declared: {declared}"),
+            signature=f"unknown_tool:{_unknown_kind(call, tools)}",
+        )
+
+
+def _flat(call: ObservedCall) -> str:
+    return f"{call.namespace}__{call.name}" if call.namespace else call.name or ""
+
+
+@register("tool_choice")
+def tool_choice(case: Case, obs: Observation) -> Iterator[Violation]:
+    """Calls must honour ``tool_choice``: none means none, required means one, a name means it.
+
+    Only ``finish_reason`` is not judged: OpenAI itself ends a forced named call with "stop".
+    """
+    choice = case.options.tool_choice
+    if not declared_tools(case) or choice in (None, "auto") or not is_answer(obs):
+        return
+    called = [_flat(c) for c in obs.tool_calls]
+    if choice == "none" and called:
+        yield _choice(
+            "none", f'tool_choice "none" but {len(called)} call(s) came back', f"calls: {called}"
+        )
+    elif choice == "required" and not called:
+        yield _choice(
+            "required", 'tool_choice "required" but no call came back', f"text: {obs.text!r}"
+        )
+    elif choice not in ("none", "required"):
+        others = [c.name for c in obs.tool_calls if choice not in (c.name, _flat(c))]
+        if not called:
+            yield _choice(
+                "named:no_call",
+                f"tool_choice {choice!r} but no call came back",
+                f"text: {obs.text!r}",
+            )
+        elif others:
+            yield _choice(
+                "named:other_name",
+                f"tool_choice {choice!r} but the turn called another tool",
+                f"forced {choice!r}; called {called}",
+            )
+
+
+def _choice(kind: str, message: str, evidence: str) -> Violation:
+    return Violation(
+        oracle="tool_choice",
+        message=message,
+        evidence=clip(evidence),
+        signature=f"tool_choice:{kind}",
+    )

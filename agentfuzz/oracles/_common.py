@@ -1,0 +1,39 @@
+"""Small helpers the oracle families share: declared tools, call lookup, quiet-turn tests."""
+
+from __future__ import annotations
+
+from agentfuzz.history import Case, Tool
+from agentfuzz.observation import Observation, ObservedCall
+
+__all__ = ["declared_tools", "find_tool", "is_answer", "one_line"]
+
+
+def declared_tools(case: Case) -> tuple[Tool, ...]:
+    """The tools the request actually carried: none when the case leaves ``tools`` out."""
+    return case.history.tools if case.options.include_tools else ()
+
+
+def find_tool(call: ObservedCall, tools: tuple[Tool, ...], api: str) -> Tool | None:
+    """The declared tool a call names, by the dialect's own naming rule, or None."""
+    for tool in tools:
+        if call.name == tool.flat_name:
+            return tool
+        # Responses carries namespace tools natively, so the pair may come back unflattened.
+        if api == "responses" and (call.namespace, call.name) == (tool.namespace, tool.name):
+            return tool
+    return None
+
+
+def is_answer(obs: Observation) -> bool:
+    """True when the server answered normally: no protocol fault and no legitimate refusal.
+
+    Content oracles only judge such turns; a fault is the ``error`` oracle's to report,
+    and judging a half-received turn as well would count one bug twice.
+    """
+    return not obs.errors and not obs.refused
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """``text`` squeezed onto one line and shortened, for a violation's message."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,83 @@
+"""The ``leaked_markup`` oracle: chat-template special tokens surfacing in the visible turn.
+
+Scanned: ``text``, each call's name and its arguments. Not scanned: ``reasoning``. A model
+may legitimately think about markup (it is asked to explain a template, it quotes a log),
+and a parser that left a call inside the reasoning is seen by ``empty_turn`` instead, as
+the call then never reaches the client.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from agentfuzz.history import Case
+from agentfuzz.observation import Observation, Violation
+from agentfuzz.oracles._registry import clip, register
+
+__all__ = ["MARKUP", "find_markup", "leaked_markup"]
+
+# Each alternative is a token family; the pipe-delimited forms are narrow enough (no spaces,
+# identifier characters only) that ordinary prose with "<" or "|" does not match them.
+_FAMILIES = [
+    # Kimi, ChatML, harmony, Llama 3, Phi, Granite and any other <|name|> special token.
+    r"<\|[A-Za-z_][A-Za-z0-9_]*\|>",
+    # DeepSeek: fullwidth bars and U+2581 word separators, e.g. <｜tool▁calls▁begin｜>.
+    r"<｜[^｜<>\s]{1,48}｜>",
+    # Hermes / Qwen / GLM XML-ish tool tags.
+    r"</?(?:tool_call|tool_response|tool_calls|arg_key|arg_value)>",
+    # Qwen3-Coder function/parameter tags.
+    r"</?(?:function|parameter)=[^<>\s]{1,64}>",
+    # Gemma turns and function-call brackets.
+    r"<(?:start|end)_of_turn>|<(?:start|end)_function_(?:call|response)>",
+    # Mistral control tokens.
+    r"\[(?:TOOL_CALLS|/?INST|/?TOOL_RESULTS|/?AVAILABLE_TOOLS|CALL_ID|ARGS)\]",
+]
+
+MARKUP = re.compile("|".join(f"(?:{f})" for f in _FAMILIES))
+
+_CONTEXT = 40
+
+
+def _token_name(token: str) -> str:
+    """The token as a signature names it: parameterised tags lose their varying name."""
+    if token.startswith(("<function=", "<parameter=", "</function=", "</parameter=")):
+        return token.split("=", 1)[0] + "=…>"
+    return token
+
+
+def find_markup(text: str) -> list[re.Match[str]]:
+    """Every special-token match in ``text``, in order of position."""
+    return list(MARKUP.finditer(text))
+
+
+def _violation(where: str, text: str) -> Violation | None:
+    matches = find_markup(text)
+    if not matches:
+        return None
+    first = matches[0]
+    start, end = max(0, first.start() - _CONTEXT), min(len(text), first.end() + _CONTEXT)
+    span = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+    tokens = list(dict.fromkeys(_token_name(m.group()) for m in matches))
+    listed = ", ".join(tokens[:6]) + (", …" if len(tokens) > 6 else "")
+    return Violation(
+        oracle="leaked_markup",
+        message=f"special-token markup in {where}: {listed}",
+        evidence=clip(span),
+        signature=f"leaked_markup:{_token_name(first.group())}",
+    )
+
+
+@register("leaked_markup")
+def leaked_markup(case: Case, obs: Observation) -> Iterator[Violation]:
+    """Raw template markup in text, a call name or call arguments (seed 004)."""
+    if obs.refused:
+        return
+    places: list[tuple[str, str]] = [("text", obs.text)]
+    for n, call in enumerate(obs.tool_calls):
+        places.append((f"tool call {n} name", call.name or ""))
+        places.append((f"tool call {n} arguments", call.arguments))
+    for where, text in places:
+        found = _violation(where, text)
+        if found is not None:
+            yield found

@@ -1,0 +1,75 @@
+"""Oracles on whether the turn happened at all: ``empty_turn`` and ``error``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from agentfuzz.history import Case
+from agentfuzz.observation import Observation, Violation
+from agentfuzz.oracles._common import is_answer, one_line
+from agentfuzz.oracles._registry import clip, register
+
+__all__ = ["empty_turn", "error"]
+
+_ERROR_KINDS = {
+    "transport": "the connection failed mid-answer",
+    "http_status": "the server answered with an error status",
+    "non_json": "a non-JSON body on a JSON endpoint",
+    "error_frame": "the stream carried an error frame",
+    "response_failed": "the response ended in response.failed",
+    "no_terminal": "the stream ended without its terminal event",
+}
+
+
+@register("empty_turn")
+def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
+    """A 2xx answer with no visible text and no tool call: the silent drop of seed 000.
+
+    Reasoning alone counts as empty: the user sees nothing. A turn cut short by the token
+    limit (``finish_reason: length``, Responses ``incomplete``) is skipped, since running out
+    of budget while thinking is the client's choice of ``max_tokens``, not a server bug.
+    """
+    status = obs.exchange.status
+    if not is_answer(obs) or status is None or not 200 <= status < 300:
+        return
+    if obs.finish_reason == "length" or obs.status == "incomplete":
+        return
+    if obs.text.strip() or obs.tool_calls:
+        return
+    what = "reasoning only" if obs.reasoning.strip() else "nothing at all"
+    yield Violation(
+        oracle="empty_turn",
+        message=f"2xx turn with no visible text and no tool call ({what})",
+        evidence=clip(
+            f"text={obs.text!r} reasoning={obs.reasoning[:200]!r} finish={obs.finish_reason!r}"
+        ),
+        signature="empty_turn",
+    )
+
+
+@register("error")
+def error(case: Case, obs: Observation) -> Iterator[Violation]:
+    """One violation per distinct protocol fault the assembly recorded in ``obs.errors``."""
+    seen: dict[str, list[str]] = {}
+    for kind, detail in obs.errors:
+        seen.setdefault(kind, []).append(detail)
+    for kind, details in seen.items():
+        signature = f"error:{kind}"
+        if kind == "http_status":
+            code = obs.exchange.status or _leading_code(details[0])
+            if code is not None:
+                signature += f":{code}"
+        more = f" ({len(details)} times)" if len(details) > 1 else ""
+        about = _ERROR_KINDS.get(kind, "protocol fault")
+        yield Violation(
+            oracle="error",
+            message=f"{kind}: {about}{more}: {one_line(details[0], 120)}",
+            evidence=clip(details[0]),
+            signature=signature,
+        )
+
+
+def _leading_code(detail: str) -> int | None:
+    found = re.search(r"\b([1-5]\d\d)\b", detail)
+    return int(found.group(1)) if found else None

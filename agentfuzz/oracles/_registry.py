@@ -1,0 +1,69 @@
+"""The oracle registry: named pure checks over one observed turn, run by ``check``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Collection, Iterable
+
+from agentfuzz.history import Case
+from agentfuzz.observation import Observation, Violation
+
+__all__ = ["EVIDENCE_LIMIT", "Oracle", "check", "clip", "names", "register"]
+
+Oracle = Callable[[Case, Observation], Iterable[Violation]]
+
+EVIDENCE_LIMIT = 500
+
+_ORACLES: dict[str, Oracle] = {}
+
+
+def register(name: str) -> Callable[[Oracle], Oracle]:
+    """Add an oracle under ``name``; the name is what ``--oracles`` and repro bundles refer to."""
+
+    def add(oracle: Oracle) -> Oracle:
+        if name in _ORACLES:
+            raise ValueError(f"oracle {name!r} is already registered")
+        _ORACLES[name] = oracle
+        return oracle
+
+    return add
+
+
+def names() -> list[str]:
+    """Every registered oracle name, in registration order."""
+    return list(_ORACLES)
+
+
+def _validate(selection: Collection[str], what: str) -> None:
+    unknown = sorted(set(selection) - _ORACLES.keys())
+    if unknown:
+        raise ValueError(
+            f"unknown oracle(s) in {what}: {', '.join(unknown)}; valid: {', '.join(_ORACLES)}"
+        )
+
+
+def check(
+    case: Case,
+    obs: Observation,
+    only: Collection[str] | None = None,
+    skip: Collection[str] = (),
+) -> list[Violation]:
+    """Run the selected oracles (all but ``skip``, or just ``only``) and collect what they find."""
+    if only is not None:
+        _validate(only, "only")
+    _validate(skip, "skip")
+    found: list[Violation] = []
+    for name, oracle in _ORACLES.items():
+        if (only is not None and name not in only) or name in skip:
+            continue
+        for v in oracle(case, obs):
+            # The registry, not the oracle, is the authority on names and evidence size.
+            if v.oracle != name or len(v.evidence) > EVIDENCE_LIMIT:
+                v = dataclasses.replace(v, oracle=name, evidence=clip(v.evidence))
+            found.append(v)
+    return found
+
+
+def clip(text: str, limit: int = EVIDENCE_LIMIT) -> str:
+    """Shorten ``text`` to at most ``limit`` characters, marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

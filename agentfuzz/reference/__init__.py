@@ -1,0 +1,21 @@
+"""The embedded reference server: an OpenAI-compatible target that reproduces the seed bugs.
+
+It shares no parsing or assembly code with the client side of agentfuzz (a bug in shared code
+would hide itself) and works on raw request JSON. Each behaviour profile switches one real
+pipeline (chat template, scripted model, tool parser, output assembly) between a seed's bug
+and its fix.
+"""
+
+from .pipeline import render_prompt
+from .profiles import PROFILES, Profile, UnknownProfile
+from .server import create_app, run, serve_in_thread
+
+__all__ = [
+    "PROFILES",
+    "Profile",
+    "UnknownProfile",
+    "create_app",
+    "render_prompt",
+    "run",
+    "serve_in_thread",
+]

@@ -1,0 +1,119 @@
+"""Chat-completions output: one body, or the chunk sequence of a stream, for a parsed turn."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from typing import Any
+
+from .parsers import Parsed
+from .profiles import Profile
+
+__all__ = ["chat_body", "chat_error_events", "chat_events", "mint", "pieces"]
+
+
+def mint(rng: random.Random, prefix: str, digits: int = 32) -> str:
+    """An id from the request's RNG, so identical requests at temperature 0 get identical ids."""
+    return prefix + "".join(rng.choice("0123456789abcdef") for _ in range(digits))
+
+
+def pieces(text: str, size: int = 12) -> list[str]:
+    """Split text into stream deltas (at least one, possibly empty)."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _call_ids(profile: Profile, parsed: Parsed, rng: random.Random) -> list[str]:
+    # Harmony names calls by recipient, so the server mints ids; Kimi ids come from the parser.
+    if profile.template == "harmony":
+        return [mint(rng, "chatcmpl-tool-") for _ in parsed.calls]
+    return [call.id for call in parsed.calls]
+
+
+def _usage(prompt: str, parsed: Parsed) -> dict[str, int]:
+    prompt_tokens = max(1, len(prompt) // 4)
+    out = parsed.content + "".join(c.arguments for c in parsed.calls) + (parsed.reasoning or "")
+    completion = max(1, len(out) // 4)
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion,
+        "total_tokens": prompt_tokens + completion,
+    }
+
+
+def chat_body(
+    profile: Profile, model: str, prompt: str, parsed: Parsed, rng: random.Random
+) -> dict[str, Any]:
+    """A ``chat.completion`` body."""
+    completion_id = mint(rng, "chatcmpl-")
+    message: dict[str, Any] = {"role": "assistant", "content": parsed.content or None}
+    if parsed.reasoning:
+        message["reasoning_content"] = parsed.reasoning
+    if parsed.calls:
+        message["tool_calls"] = [
+            {"id": cid, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for cid, c in zip(_call_ids(profile, parsed, rng), parsed.calls, strict=True)
+        ]
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if parsed.calls else "stop",
+            }
+        ],
+        "usage": _usage(prompt, parsed),
+    }
+
+
+def _chunk(completion_id: str, model: str, delta: dict[str, Any], finish: str | None = None) -> str:
+    return json.dumps(
+        {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        },
+    )
+
+
+def chat_events(profile: Profile, model: str, parsed: Parsed, rng: random.Random) -> list[str]:
+    """The ``data:`` payloads of a chat stream, ending with ``[DONE]``."""
+    completion_id = mint(rng, "chatcmpl-")
+    out = [_chunk(completion_id, model, {"role": "assistant", "content": ""})]
+    if parsed.reasoning:
+        out += [
+            _chunk(completion_id, model, {"reasoning_content": p}) for p in pieces(parsed.reasoning)
+        ]
+    if parsed.content:
+        out += [_chunk(completion_id, model, {"content": p}) for p in pieces(parsed.content)]
+    for position, (cid, call) in enumerate(
+        zip(_call_ids(profile, parsed, rng), parsed.calls, strict=True)
+    ):
+        # vLLM keeps a dropped call's slot, so survivors can start at index 1.
+        index = call.slot if profile.keep_slot_index else position
+        head = {"index": index, "id": cid, "type": "function"}
+        head["function"] = {"name": call.name, "arguments": ""}
+        out.append(_chunk(completion_id, model, {"tool_calls": [head]}))
+        for part in pieces(call.arguments):
+            delta = {"tool_calls": [{"index": index, "function": {"arguments": part}}]}
+            out.append(_chunk(completion_id, model, delta))
+    out.append(_chunk(completion_id, model, {}, "tool_calls" if parsed.calls else "stop"))
+    out.append("[DONE]")
+    return out
+
+
+def chat_error_events(model: str, markup: str, rng: random.Random) -> list[str]:
+    """exo's failure stream: a role chunk, then an error frame whose message is the raw markup."""
+    completion_id = mint(rng, "chatcmpl-")
+    error = {"error": {"message": markup, "type": "InternalServerError", "code": 500}}
+    return [
+        _chunk(completion_id, model, {"role": "assistant", "content": ""}),
+        json.dumps(error),
+    ]

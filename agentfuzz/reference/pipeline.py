@@ -1,0 +1,78 @@
+"""One turn through the profile's pipeline: ids, template, scripted model, tool parser."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .intake import Turn, parse_chat
+from .model import Constraint, generate
+from .parsers import Parsed, parse_harmony, parse_kimi
+from .profiles import Profile, get_profile
+from .renumber import renumber
+from .templates import render
+
+__all__ = ["Answer", "answer", "render_prompt"]
+
+
+@dataclass
+class Answer:
+    """The rendered prompt, the model's raw text, the parse, and the RNG that minted it all."""
+
+    prompt: str
+    raw: str
+    parsed: Parsed
+    rng: random.Random
+
+
+def _prompt(profile: Profile, turn: Turn) -> str:
+    messages = turn.messages
+    if profile.template == "kimi":
+        messages = renumber(messages, profile.rewrite)
+    return render(profile.template, messages, turn.tools)
+
+
+def render_prompt(
+    profile: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> str:
+    """Render chat-completions ``messages``/``tools`` exactly as the profile's server would."""
+    turn = parse_chat({"messages": messages, "tools": tools})
+    return _prompt(get_profile(profile), turn)
+
+
+def _constraint(profile: Profile, turn: Turn) -> Constraint:
+    if turn.choice.mode == "none":
+        return Constraint("none")
+    if turn.tools is None and not profile.leak_without_tools:
+        # The fix for seed 004: with no tools declared, tool-call tokens are not allowed.
+        return Constraint("none")
+    return Constraint(turn.choice.mode, turn.choice.name)
+
+
+def answer(profile: Profile, turn: Turn, *, seed: int, temperature: float, counter: int) -> Answer:
+    """Run the pipeline; raises ``ParseFailure`` when the profile's parser gives up.
+
+    At temperature 0 the RNG is keyed by the server seed and the prompt, so re-sending a
+    request (streamed or not) gives the same answer and the same ids; above 0 it is keyed by
+    the seed and the request counter.
+    """
+    prompt = _prompt(profile, turn)
+    constraint = _constraint(profile, turn)
+    if temperature > 0:
+        key = f"{seed}:{counter}"
+    else:
+        digest = hashlib.sha256(f"{constraint}\x00{prompt}".encode("utf-8", "surrogatepass"))
+        key = f"{seed}:{digest.hexdigest()}"
+    rng = random.Random(key)
+    raw = generate(profile.template, prompt, constraint, rng, temperature)
+    names = [t.name for t in turn.tools or []]
+    if turn.tools is None and profile.leak_without_tools:
+        # No tools, so no tool parser runs: whatever the model wrote is content.
+        parsed = Parsed(content=raw)
+    elif profile.template == "harmony":
+        parsed = parse_harmony(raw, names)
+    else:
+        parsed = parse_kimi(raw, names, profile.grammar, profile.miss)
+    return Answer(prompt, raw, parsed, rng)

@@ -1,0 +1,136 @@
+"""Behaviour profiles: which stage of the pipeline carries which seed bug (or its fix).
+
+A profile is a set of switches over one real pipeline (template, scripted model, parser,
+assembly), so a ``*-fixed`` profile is clean because its pipeline is fixed, not because it
+returns canned answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["PROFILES", "Profile", "UnknownProfile", "get_profile"]
+
+Template = Literal["kimi", "harmony"]
+# How history tool-call ids are treated before rendering (seed 000's fix and its first draft).
+Rewrite = Literal["none", "strict", "loose"]
+# Which Kimi header grammar the parser accepts (vLLM ``.+:\d+``, exo strict, exo's fix).
+KimiGrammar = Literal["vllm", "exo", "exo-fixed"]
+# What the parser does with a header it cannot read.
+Miss = Literal["drop", "error", "content"]
+# Which call_id the streaming Responses path puts on the wire.
+StreamCallId = Literal["native", "call_hex16"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One server behaviour; ``seed`` names the report in shared/seeds/ it reproduces."""
+
+    name: str
+    summary: str
+    seed: str | None = None
+    template: Template = "kimi"
+    rewrite: Rewrite = "strict"
+    grammar: KimiGrammar = "vllm"
+    miss: Miss = "drop"
+    stream_call_id: StreamCallId = "native"
+    # A dropped call keeps its slot, so streamed indexes skip (seed 000's known limitation).
+    keep_slot_index: bool = False
+    # ``response.completed`` rebuilds the output with fresh ids (seeds 002/003).
+    regen_completed: bool = False
+    # Harmony streaming names reasoning items ``msg_`` instead of ``rs_`` (seed 003).
+    stream_reasoning_prefix: str = "rs_"
+    # Without ``tools`` the server neither constrains decoding nor parses (seed 004).
+    leak_without_tools: bool = False
+
+
+_PROFILES = (
+    Profile(
+        name="fixed",
+        summary="Every fix on: Kimi template, strict id renumbering, compact indexes, stable ids.",
+    ),
+    Profile(
+        name="vllm-kimi-k2",
+        seed="000",
+        summary="Ids rendered verbatim; the model imitates call_<hex>; the parser drops the call.",
+        rewrite="none",
+        stream_call_id="call_hex16",
+        keep_slot_index=True,
+    ),
+    Profile(
+        name="vllm-kimi-k2-fixed",
+        seed="000",
+        summary="Seed 000's fix: one counter renumbers foreign history ids to functions.NAME:IDX.",
+        stream_call_id="call_hex16",
+        keep_slot_index=True,
+    ),
+    Profile(
+        name="vllm-kimi-k2-loose-fix",
+        seed="000",
+        summary="The fix's first draft: any .+:\\d+ is native, so call_abc123:0 still breaks.",
+        rewrite="loose",
+        stream_call_id="call_hex16",
+        keep_slot_index=True,
+    ),
+    Profile(
+        name="exo-kimi-k2",
+        seed="001",
+        summary="Parser rejects functions_NAME_N: SSE error frame with the markup, or a plain 500.",
+        rewrite="none",
+        grammar="exo",
+        miss="error",
+    ),
+    Profile(
+        name="exo-kimi-k2-fixed",
+        seed="001",
+        summary="Accepts (functions[._])?NAME[:_]N, normalises history ids, a miss becomes text.",
+        grammar="exo-fixed",
+        miss="content",
+    ),
+    Profile(
+        name="vllm-responses-regen",
+        seed="002",
+        summary="response.completed re-mints item ids and call_ids (call_ -> chatcmpl-tool-).",
+        stream_call_id="call_hex16",
+        regen_completed=True,
+    ),
+    Profile(
+        name="vllm-gpt-oss",
+        seed="003",
+        summary="Harmony path: streamed reasoning ids msg_ but completed rs_; call ids re-minted.",
+        template="harmony",
+        regen_completed=True,
+        stream_reasoning_prefix="msg_",
+    ),
+    Profile(
+        name="vllm-gpt-oss-fixed",
+        seed="003",
+        summary="Seed 003's fix: the final response reuses the streamed ids, reasoning ids rs_.",
+        template="harmony",
+    ),
+    Profile(
+        name="no-tools-leak",
+        seed="004",
+        summary="A request that omits tools gets the model's raw tool-call markup as content.",
+        leak_without_tools=True,
+    ),
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in _PROFILES}
+
+
+class UnknownProfile(KeyError, ValueError):
+    """A profile name that is not in ``PROFILES``; ``str()`` is one readable line."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def get_profile(name: str) -> Profile:
+    """Look a profile up by name, with a one-line error listing the known names."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        known = ", ".join(PROFILES)
+        raise UnknownProfile(f"unknown reference profile {name!r} (known: {known})") from None

@@ -1,0 +1,204 @@
+"""The starlette app, and serving it: in a background thread (tests) or blocking (the CLI)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from .chat_out import chat_body, chat_error_events, chat_events
+from .intake import BadRequest, Turn, parse_chat, parse_responses
+from .parsers import ParseFailure
+from .pipeline import answer
+from .profiles import Profile, get_profile
+from .responses_out import response_body, response_error_events, response_events
+
+__all__ = ["create_app", "run", "serve_in_thread"]
+
+_NO_PING = 24 * 3600
+
+
+class _Server:
+    """Per-app settings and the request counter that seeds the RNG at temperature > 0."""
+
+    def __init__(self, profile: Profile, temperature: float, seed: int, latency_ms: int) -> None:
+        self.profile = profile
+        self.temperature = temperature
+        self.seed = seed
+        self.latency_ms = latency_ms
+        self.counter = itertools.count()
+        self.model = "gpt-oss-reference" if profile.template == "harmony" else "kimi-k2-reference"
+
+    async def models(self, request: Request) -> Response:
+        entry = {"id": self.model, "object": "model", "created": 0, "owned_by": "agentfuzz"}
+        return JSONResponse({"object": "list", "data": [entry]})
+
+    async def _turn(self, request: Request, api: str) -> Turn | Response:
+        try:
+            body = json.loads(await request.body())
+            return parse_chat(body) if api == "chat" else parse_responses(body)
+        except (ValueError, BadRequest) as exc:
+            message = str(exc) if isinstance(exc, BadRequest) else f"invalid JSON body: {exc}"
+            error = {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+            return JSONResponse({"error": error}, status_code=400)
+
+    async def chat(self, request: Request) -> Response:
+        turn = await self._turn(request, "chat")
+        if isinstance(turn, Response):
+            return turn
+        await self._latency()
+        try:
+            got = answer(self.profile, turn, **self._knobs())
+        except ParseFailure as failure:
+            rng = _failure_rng(self.seed, str(failure))
+            if turn.stream:
+                return _sse(
+                    (None, data) for data in chat_error_events(turn.model, str(failure), rng)
+                )
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        if not turn.stream:
+            return JSONResponse(
+                chat_body(self.profile, turn.model, got.prompt, got.parsed, got.rng)
+            )
+        return _sse(
+            (None, data) for data in chat_events(self.profile, turn.model, got.parsed, got.rng)
+        )
+
+    async def responses(self, request: Request) -> Response:
+        turn = await self._turn(request, "responses")
+        if isinstance(turn, Response):
+            return turn
+        await self._latency()
+        try:
+            got = answer(self.profile, turn, **self._knobs())
+        except ParseFailure as failure:
+            if turn.stream:
+                rng = _failure_rng(self.seed, str(failure))
+                return _sse(response_error_events(turn, str(failure), rng))
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        if not turn.stream:
+            return JSONResponse(response_body(self.profile, turn, got.prompt, got.parsed, got.rng))
+        return _sse(response_events(self.profile, turn, got.prompt, got.parsed, got.rng))
+
+    def _knobs(self) -> dict[str, Any]:
+        return {"seed": self.seed, "temperature": self.temperature, "counter": next(self.counter)}
+
+    async def _latency(self) -> None:
+        if self.latency_ms > 0:
+            await anyio.sleep(self.latency_ms / 1000)
+
+
+def _failure_rng(seed: int, text: str) -> random.Random:
+    return random.Random(f"{seed}:failure:{text}")
+
+
+def _sse(events: Any) -> EventSourceResponse:
+    """Real SSE: ``event:`` lines only where the dialect uses them (Responses, not chat)."""
+    frames = list(events)
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        for event, data in frames:
+            yield {"data": data} if event is None else {"event": event, "data": data}
+
+    return EventSourceResponse(stream(), ping=_NO_PING, sep="\n")
+
+
+def create_app(
+    profile: str, *, temperature: float = 0.0, seed: int = 0, latency_ms: int = 0
+) -> Starlette:
+    """The reference server for one behaviour profile (``UnknownProfile`` for a bad name)."""
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    server = _Server(get_profile(profile), temperature, seed, latency_ms)
+    routes = [
+        Route("/v1/models", server.models, methods=["GET"]),
+        Route("/v1/chat/completions", server.chat, methods=["POST"]),
+        Route("/v1/responses", server.responses, methods=["POST"]),
+    ]
+    return Starlette(routes=routes)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted sockets inherit this: without it small answers wait on delayed ACKs (~40 ms).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _uvicorn(app: Starlette) -> uvicorn.Server:
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=2,
+    )
+    return uvicorn.Server(config)
+
+
+@contextmanager
+def serve_in_thread(
+    profile: str, *, host: str = "127.0.0.1", port: int = 0, **kw: Any
+) -> Iterator[str]:
+    """Serve in a background thread; yields the base URL ``http://HOST:PORT/v1``.
+
+    ``port=0`` picks a free port. The server is stopped and the socket closed on exit.
+    """
+    app = create_app(profile, **kw)
+    sock = _bind(host, port)
+    server = _uvicorn(app)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("reference server failed to start")
+            time.sleep(0.005)
+        bound = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        yield f"http://{shown}:{bound}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def run(profile: str, host: str = "127.0.0.1", port: int = 0, **kw: Any) -> None:
+    """Serve until interrupted, printing ``listening on http://HOST:PORT`` once bound."""
+    app = create_app(profile, **kw)
+    sock = _bind(host, port)
+    try:
+        shown = f"[{host}]" if ":" in host else host
+        print(f"listening on http://{shown}:{sock.getsockname()[1]}", flush=True)
+        _uvicorn(app).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -1,0 +1,127 @@
+"""Repro bundles on disk: ``OUT/<oracle>-<hash>/repro.json`` and ``repro.sh``.
+
+A bundle is written the moment a failure is first seen and rewritten, atomically, each time a
+smaller example fails the same way, so an interrupted run loses nothing. The API key never
+reaches a bundle: only the request body is stored, and ``repro.sh`` reads ``$OPENAI_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentfuzz.history import Case
+from agentfuzz.observation import Observation, Violation
+
+__all__ = ["Repro", "bundle_dir", "observed_summary", "read_repro", "write_bundle"]
+
+
+@dataclass(frozen=True)
+class Repro:
+    """Everything a bundle holds: one failing request and what was seen when it was sent."""
+
+    url: str
+    request: dict[str, Any]
+    case: Case
+    violation: Violation
+    observed: dict[str, Any]
+    reproduced: str = "pending"
+
+
+def bundle_dir(out: Path, violation: Violation) -> Path:
+    """The bundle folder of a distinct failure: the same for the same oracle and signature."""
+    digest = hashlib.sha1("\0".join(violation.key).encode()).hexdigest()[:8]
+    return out / f"{violation.oracle}-{digest}"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+
+
+def observed_summary(obs: Observation) -> dict[str, Any]:
+    """What a maintainer needs to see of the answer, clipped so a bundle stays readable."""
+    ex = obs.exchange
+    return {
+        "status": ex.status,
+        "content_type": ex.content_type,
+        "failure": ex.failure,
+        "text": _clip(obs.text, 2000),
+        "reasoning": _clip(obs.reasoning, 500),
+        "tool_calls": [
+            {
+                "index": c.index,
+                "id": c.id,
+                "call_id": c.call_id,
+                "name": c.name,
+                "namespace": c.namespace,
+                "arguments": _clip(c.arguments, 500),
+            }
+            for c in obs.tool_calls
+        ],
+        "finish_reason": obs.finish_reason,
+        "response_status": obs.status,
+        "errors": [{"kind": k, "detail": _clip(d, 500)} for k, d in obs.errors],
+        "body": _clip(ex.body, 2000) if not ex.stream else None,
+        "events": [_clip(e.data, 300) for e in ex.events[:200]] if ex.stream else None,
+    }
+
+
+def _atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def _curl(url: str, request: dict[str, Any], stream: bool) -> str:
+    body = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
+    flags = "-sS -N" if stream else "-sS"
+    return (
+        "#!/bin/sh\n"
+        "# Re-send the failing request. The key, if any, comes from $OPENAI_API_KEY.\n"
+        f"curl {flags} -X POST {shlex.quote(url)} \\\n"
+        "  -H 'Content-Type: application/json' \\\n"
+        '  ${OPENAI_API_KEY:+-H "Authorization: Bearer $OPENAI_API_KEY"} \\\n'
+        "  --data-binary @- <<'AGENTFUZZ_JSON'\n"
+        f"{body}\n"
+        "AGENTFUZZ_JSON\n"
+    )
+
+
+def write_bundle(out: Path, repro: Repro) -> Path:
+    """Write (or overwrite) the bundle for ``repro`` and return its folder."""
+    folder = bundle_dir(out, repro.violation)
+    folder.mkdir(parents=True, exist_ok=True)
+    v = repro.violation
+    doc = {
+        "url": repro.url,
+        "request": repro.request,
+        "oracle": v.oracle,
+        "message": v.message,
+        "observed": repro.observed,
+        "reproduced": repro.reproduced,
+        "signature": v.signature,
+        "evidence": v.evidence,
+        "api": repro.case.api,
+        "stream": repro.case.stream,
+        "size": repro.case.history.size,
+        "case": repro.case.model_dump(mode="json"),
+    }
+    _atomic_write(folder / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    _atomic_write(folder / "repro.sh", _curl(repro.url, repro.request, repro.case.stream), 0o755)
+    return folder
+
+
+def read_repro(path: Path) -> dict[str, Any]:
+    """Load a ``repro.json`` (or the bundle folder holding one)."""
+    if path.is_dir():
+        path = path / "repro.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or not {"url", "request", "oracle"} <= doc.keys():
+        raise ValueError(f"{path}: not a repro.json (needs url, request, oracle)")
+    return doc

@@ -1,0 +1,19 @@
+"""Hypothesis strategies that build ``Case`` values from a fuzz ``Profile``.
+
+A thin public face: the strategies live in private modules of this package.
+"""
+
+from agentfuzz.strategies._histories import histories, history_items
+from agentfuzz.strategies._options import cases, options
+from agentfuzz.strategies._tools import arguments, texts, tool_names, tools
+
+__all__ = [
+    "arguments",
+    "cases",
+    "histories",
+    "history_items",
+    "options",
+    "texts",
+    "tool_names",
+    "tools",
+]

@@ -1,0 +1,140 @@
+"""The live transport: POST a request body to a real server and keep whatever comes back.
+
+Only a connection that cannot be opened at all raises (``TargetUnreachable``). Anything that
+goes wrong once the server has accepted the connection (a reset, a timeout, a stream cut
+short) is a finding, so it is returned inside the ``Exchange`` with ``failure`` set.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from types import TracebackType
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource
+
+from agentfuzz.observation import Exchange, SSEEvent
+
+__all__ = ["LiveTransport", "ModelListError", "TargetUnreachable"]
+
+_FAILURE_LIMIT = 300
+
+
+class TargetUnreachable(Exception):
+    """The server could not be connected to at all (refused, DNS failure, connect timeout)."""
+
+
+class ModelListError(Exception):
+    """``GET /models`` answered, but not with a model list."""
+
+
+def _reason(exc: BaseException) -> str:
+    """A one-line, lower-case reason for a connection that could not be opened."""
+    text = str(exc) or type(exc).__name__
+    lowered = text.lower()
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "connect timeout"
+    if "refused" in lowered:
+        return "connection refused"
+    if "name or service not known" in lowered or "nodename nor servname" in lowered:
+        return "name not resolved"
+    return " ".join(text.split())
+
+
+def _failure(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
+    return text[:_FAILURE_LIMIT]
+
+
+class LiveTransport:
+    """Sends requests to an OpenAI-compatible server over one pooled ``httpx.Client``."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(
+                connect=min(timeout, 10.0), read=timeout, write=timeout, pool=timeout
+            ),
+        )
+
+    def __repr__(self) -> str:
+        return f"LiveTransport({self.base_url!r})"
+
+    def send(self, path: str, body: dict[str, Any], stream: bool) -> Exchange:
+        """POST ``body`` as JSON to ``base_url + path``; read SSE events when ``stream``."""
+        url = self.base_url + path
+        # Serialized here, not by httpx, so the bytes sent are exactly ``json.dumps(body)``.
+        content = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"}
+        if stream:
+            headers.update({"Accept": "text/event-stream", "Cache-Control": "no-store"})
+        status: int | None = None
+        content_type = ""
+        chunks: list[bytes] = []
+        events: list[SSEEvent] = []
+        failure: str | None = None
+        started = time.perf_counter()
+        try:
+            with self._client.stream("POST", url, content=content, headers=headers) as response:
+                status = response.status_code
+                content_type = response.headers.get("content-type", "")
+                if stream and content_type.partition(";")[0].strip() == "text/event-stream":
+                    for sse in EventSource(response).iter_sse():
+                        # httpx-sse names unnamed events "message"; the wire had no name.
+                        name = None if sse.event == "message" else sse.event
+                        events.append(SSEEvent(name, sse.data))
+                else:
+                    for chunk in response.iter_bytes():
+                        chunks.append(chunk)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise TargetUnreachable(f"cannot connect to {self.base_url}: {_reason(exc)}") from None
+        except httpx.HTTPError as exc:
+            failure = _failure(exc)
+        return Exchange(
+            url=url,
+            request=body,
+            stream=stream,
+            status=status,
+            content_type=content_type,
+            body=b"".join(chunks).decode("utf-8", errors="replace"),
+            events=tuple(events),
+            failure=failure,
+            elapsed=time.perf_counter() - started,
+        )
+
+    def models(self) -> list[str]:
+        """The model ids ``GET /models`` lists, in the server's order."""
+        url = self.base_url + "/models"
+        try:
+            response = self._client.get(url)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise TargetUnreachable(f"cannot connect to {self.base_url}: {_reason(exc)}") from None
+        except httpx.HTTPError as exc:
+            raise ModelListError(f"GET {url} failed: {_failure(exc)}") from None
+        try:
+            data = response.json().get("data")
+            ids = [entry["id"] for entry in data]
+        except (ValueError, AttributeError, TypeError, KeyError):
+            ids = None
+        if response.status_code != 200 or ids is None or not all(isinstance(i, str) for i in ids):
+            snippet = " ".join(response.text.split())[:120]
+            raise ModelListError(f"GET {url} answered {response.status_code}: {snippet}")
+        return ids
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> LiveTransport:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,160 @@
+"""``bad_arguments``, ``unknown_tool`` and ``tool_choice``: the calls themselves."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentfuzz.history import Case, History, Options, Tool, UserMessage
+from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
+from agentfuzz.oracles import check
+
+WEATHER = Tool(
+    name="get_weather",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+)
+DOTTED = Tool(name="github.repos.list")
+SHELL = Tool(name="exec", namespace="shell")
+
+
+def _case(tool_choice: str | None = None, include_tools: bool = True) -> Case:
+    return Case(
+        history=History(tools=(WEATHER, DOTTED, SHELL), items=(UserMessage(text="hi"),)),
+        options=Options(tool_choice=tool_choice, include_tools=include_tools),
+    )
+
+
+def _obs(*calls: ObservedCall, api: str = "chat", **extra: object) -> Observation:
+    path = "/v1/responses" if api == "responses" else "/v1/chat/completions"
+    exchange = Exchange(url=f"http://127.0.0.1:8000{path}", request={}, stream=False, status=200)
+    return Observation(exchange=exchange, tool_calls=calls, **extra)  # type: ignore[arg-type]
+
+
+def _call(name: str, arguments: str = '{"city": "Paris"}', **extra: str) -> ObservedCall:
+    return ObservedCall(0, "call_1", name, arguments, **extra)
+
+
+def _run(oracle: str, obs: Observation, case: Case | None = None) -> list[Violation]:
+    return check(case or _case(), obs, only=[oracle])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "signature"),
+    [
+        ("{", "bad_arguments:not_json"),
+        ("", "bad_arguments:not_json"),
+        ('{"city": NaN}', "bad_arguments:not_json"),
+        ('["Paris"]', "bad_arguments:not_object"),
+        ('"Paris"', "bad_arguments:not_object"),
+        ("{}", "bad_arguments:schema:required"),
+        ('{"city": 7}', "bad_arguments:schema:type"),
+        ('{"city": "Paris", "days": 0}', "bad_arguments:schema:minimum"),
+        ('{"city": "Paris", "unit": "C"}', "bad_arguments:schema:additionalProperties"),
+    ],
+)
+def test_bad_arguments_fires_with_the_kind_of_fault(arguments: str, signature: str) -> None:
+    (found,) = _run("bad_arguments", _obs(_call("get_weather", arguments)))
+    assert found.signature == signature
+    assert repr(arguments) in found.evidence
+
+
+def test_bad_arguments_is_silent_on_valid_calls() -> None:
+    calls = (
+        _call("get_weather", '{"city": "Paris", "days": 3}'),
+        _call("github.repos.list", "{}"),
+        _call("exec", '{"cmd": "ls"}', namespace="shell"),
+    )
+    assert _run("bad_arguments", _obs(*calls, api="responses")) == []
+
+
+def test_undeclared_tools_only_need_a_json_object() -> None:
+    assert _run("bad_arguments", _obs(_call("nope", '{"anything": [1]}'))) == []
+    (found,) = _run("bad_arguments", _obs(_call("nope", "[1]")))
+    assert found.signature == "bad_arguments:not_object"
+
+
+def test_bad_arguments_skips_turns_cut_by_the_token_limit() -> None:
+    assert _run("bad_arguments", _obs(_call("get_weather", "{"), finish_reason="length")) == []
+
+
+def test_an_invalid_client_schema_does_not_blame_the_server() -> None:
+    odd = Tool(name="odd", parameters={"type": "object", "properties": {"a": {"type": 12}}})
+    case = Case(history=History(tools=(odd,)))
+    assert check(case, _obs(_call("odd", '{"a": 1}')), only=["bad_arguments"]) == []
+
+
+def test_dotted_name_truncated_to_its_last_segment_is_unknown() -> None:
+    (found,) = _run("unknown_tool", _obs(_call("list", "{}")))
+    assert found.signature == "unknown_tool:truncated"
+    assert "'list'" in found.evidence and "github.repos.list" in found.evidence
+
+
+@pytest.mark.parametrize(
+    ("call", "api", "signature"),
+    [
+        (_call("get_wether"), "chat", "unknown_tool:undeclared"),
+        (_call(""), "chat", "unknown_tool:empty_name"),
+        (_call("exec"), "chat", "unknown_tool:namespace_mismatch"),
+        (_call("exec", namespace="other"), "responses", "unknown_tool:namespace_mismatch"),
+    ],
+)
+def test_unknown_tool_names_the_shape(call: ObservedCall, api: str, signature: str) -> None:
+    (found,) = _run("unknown_tool", _obs(call, api=api))
+    assert found.signature == signature
+
+
+def test_calls_when_no_tools_were_sent_are_unknown() -> None:
+    found = _run("unknown_tool", _obs(_call("get_weather")), _case(include_tools=False))
+    assert [v.signature for v in found] == ["unknown_tool:no_tools_sent"]
+
+
+def test_declared_names_are_accepted_by_each_dialects_rule() -> None:
+    chat = _obs(_call("get_weather"), _call("github.repos.list"), _call("shell__exec"))
+    assert _run("unknown_tool", chat) == []
+    native = _obs(_call("exec", namespace="shell"), _call("shell__exec"), api="responses")
+    assert _run("unknown_tool", native) == []
+
+
+def test_tool_choice_none_with_a_call() -> None:
+    (found,) = _run("tool_choice", _obs(_call("get_weather")), _case("none"))
+    assert found.signature == "tool_choice:none"
+    assert "get_weather" in found.evidence
+
+
+def test_tool_choice_required_without_a_call() -> None:
+    (found,) = _run("tool_choice", _obs(text="Sunny."), _case("required"))
+    assert found.signature == "tool_choice:required"
+    assert "Sunny." in found.evidence
+
+
+def test_named_tool_choice() -> None:
+    case = _case("get_weather")
+    (missing,) = _run("tool_choice", _obs(text="Sunny."), case)
+    assert missing.signature == "tool_choice:named:no_call"
+    (other,) = _run("tool_choice", _obs(_call("github.repos.list")), case)
+    assert other.signature == "tool_choice:named:other_name"
+    # OpenAI ends a forced named call with finish_reason "stop": that is fine.
+    assert _run("tool_choice", _obs(_call("get_weather"), finish_reason="stop"), case) == []
+
+
+@pytest.mark.parametrize(
+    ("choice", "obs"),
+    [
+        ("none", _obs(text="Sunny.")),
+        ("required", _obs(_call("get_weather"))),
+        ("auto", _obs(text="Sunny.")),
+        ("shell__exec", _obs(_call("exec", namespace="shell"), api="responses")),
+        ("required", _obs(errors=(("http_status", "500"),))),
+    ],
+)
+def test_tool_choice_is_silent_when_honoured(choice: str, obs: Observation) -> None:
+    assert _run("tool_choice", obs, _case(choice)) == []
+
+
+def test_tool_choice_is_not_judged_when_tools_were_left_out() -> None:
+    case = _case("none", include_tools=False)
+    assert _run("tool_choice", _obs(_call("get_weather")), case) == []

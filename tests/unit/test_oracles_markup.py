@@ -1,0 +1,103 @@
+"""``leaked_markup``: chat-template special tokens in visible text, call names or arguments."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentfuzz.history import Case, History, Options, UserMessage
+from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
+from agentfuzz.oracles import check
+
+CASE = Case(
+    history=History(items=(UserMessage(text="discount?"),)),
+    options=Options(include_tools=False),
+)
+OK = Exchange(url="http://127.0.0.1:8000/v1/chat/completions", request={}, stream=False, status=200)
+
+# Seed 004: a later turn left out ``tools``, so Kimi's call markup came back as content.
+SEED_004 = (
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.calculate_discounted_price:0"
+    '<|tool_call_argument_begin|>{"price": 200, "discount": 0.2}<|tool_call_end|>'
+    "<|tool_calls_section_end|>"
+)
+
+
+def _leaks(obs: Observation) -> list[Violation]:
+    return check(CASE, obs, only=["leaked_markup"])
+
+
+def test_seed_004_kimi_markup_in_content() -> None:
+    (found,) = _leaks(Observation(exchange=OK, text="Let me compute that. " + SEED_004))
+    assert found.signature == "leaked_markup:<|tool_calls_section_begin|>"
+    assert found.evidence.startswith("Let me compute that. <|tool_calls_section_begin|>")
+    assert "text" in found.message and "<|tool_call_argument_begin|>" in found.message
+    assert len(found.evidence) <= 500
+
+
+def test_signature_leaves_out_the_surrounding_text() -> None:
+    one = _leaks(Observation(exchange=OK, text="a <|im_end|> b"))
+    two = _leaks(Observation(exchange=OK, text="totally different <|im_end|>"))
+    assert one[0].key == two[0].key == ("leaked_markup", "leaked_markup:<|im_end|>")
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [
+        ("<|im_start|>assistant\nhi", "<|im_start|>"),
+        ('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>', "<tool_call>"),
+        (
+            "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>",
+            "<|channel|>",
+        ),
+        ("<|start|>assistant<|message|>hi<|end|>", "<|start|>"),
+        ('<|python_tag|>{"name": "f"}<|eom_id|>', "<|python_tag|>"),
+        ("ok<|eot_id|><|start_header_id|>assistant", "<|eot_id|>"),
+        ('[TOOL_CALLS][{"name": "f", "arguments": {}}]', "[TOOL_CALLS]"),
+        ("answer [/INST]", "[/INST]"),
+        (
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f",
+            "<｜tool▁calls▁begin｜>",
+        ),
+        ("<start_of_turn>model\nhi<end_of_turn>", "<start_of_turn>"),
+        ("<function=get_weather>\n<parameter=city>Paris</parameter>", "<function=…>"),
+        ("<|reserved_special_token_7|>", "<|reserved_special_token_7|>"),
+    ],
+)
+def test_every_known_format_is_caught_and_named(text: str, token: str) -> None:
+    (found,) = _leaks(Observation(exchange=OK, text=text))
+    assert found.signature == f"leaked_markup:{token}"
+    assert token.rstrip("…>") in found.evidence
+
+
+def test_markup_in_call_name_and_arguments() -> None:
+    call = ObservedCall(0, "call_1", "get_weather<|tool_call_end|>", '{"city": "<|im_end|>"}')
+    found = _leaks(Observation(exchange=OK, tool_calls=(call,)))
+    assert [v.signature for v in found] == [
+        "leaked_markup:<|tool_call_end|>",
+        "leaked_markup:<|im_end|>",
+    ]
+    assert "name" in found[0].message and "arguments" in found[1].message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "if a < b || c > d then x | y",
+        "| col | col |\n|-----|-----|\n| <b> | a|b |",
+        "Use `a <| b` or <div>|</div>; 3 <| 4 |> 5",
+        "The pipe `|` and the tag <tool> are fine; so is [INSTRUCTIONS].",
+        "<think>ordinary tags are not special tokens</think>",
+    ],
+)
+def test_ordinary_text_with_angle_brackets_and_pipes_is_silent(text: str) -> None:
+    assert _leaks(Observation(exchange=OK, text=text)) == []
+
+
+def test_reasoning_is_not_scanned() -> None:
+    obs = Observation(exchange=OK, text="Here you go.", reasoning="Kimi wraps calls in " + SEED_004)
+    assert _leaks(obs) == []
+
+
+def test_refusals_are_not_judged() -> None:
+    obs = Observation(exchange=OK, text=SEED_004, refused=True)
+    assert _leaks(obs) == []

@@ -1,0 +1,84 @@
+"""``empty_turn`` and ``error``: does the turn exist, and did the protocol hold."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from agentfuzz.history import Case, History, Tool, UserMessage
+from agentfuzz.observation import Exchange, Observation, ObservedCall
+from agentfuzz.oracles import check
+
+CASE = Case(history=History(tools=(Tool(name="bash"),), items=(UserMessage(text="ls"),)))
+OK = Exchange(url="http://127.0.0.1:8000/v1/chat/completions", request={}, stream=True, status=200)
+
+
+def _run(oracle: str, obs: Observation) -> list[tuple[str, str, str]]:
+    return [(v.signature, v.message, v.evidence) for v in check(CASE, obs, only=[oracle])]
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "what"),
+    [("", "", "nothing at all"), ("  \n", "I should call bash.", "reasoning only")],
+)
+def test_empty_turn_fires_on_no_text_and_no_call(text: str, reasoning: str, what: str) -> None:
+    obs = Observation(exchange=OK, text=text, reasoning=reasoning, finish_reason="stop")
+    ((signature, message, evidence),) = _run("empty_turn", obs)
+    assert signature == "empty_turn"
+    assert what in message
+    assert "finish='stop'" in evidence
+
+
+@pytest.mark.parametrize(
+    "obs",
+    [
+        Observation(exchange=OK, text="Done."),
+        Observation(exchange=OK, tool_calls=(ObservedCall(0, "call_1", "bash", "{}"),)),
+        Observation(exchange=OK, errors=(("error_frame", "boom"),)),
+        Observation(exchange=dataclasses.replace(OK, status=400), refused=True),
+        Observation(exchange=dataclasses.replace(OK, status=None)),
+        Observation(exchange=OK, reasoning="long thought", finish_reason="length"),
+    ],
+    ids=["text", "call", "error", "refused", "no-status", "token-limit"],
+)
+def test_empty_turn_stays_silent_when_not_applicable(obs: Observation) -> None:
+    assert _run("empty_turn", obs) == []
+
+
+def test_error_reports_each_distinct_kind_once() -> None:
+    markup = "<|tool_calls_section_begin|><|tool_call_begin|>functions_get_weather_0"
+    obs = Observation(
+        exchange=OK,
+        errors=(
+            ("error_frame", markup),
+            ("error_frame", "second frame"),
+            ("no_terminal", "stream ended after 12 events"),
+        ),
+    )
+    found = _run("error", obs)
+    assert [s for s, _, _ in found] == ["error:error_frame", "error:no_terminal"]
+    assert found[0][2] == markup
+    assert "error_frame" in found[0][1] and "2 times" in found[0][1]
+    assert "no_terminal" in found[1][1]
+
+
+def test_error_signature_carries_the_http_status() -> None:
+    exchange = dataclasses.replace(OK, stream=False, status=500, body="Internal Server Error")
+    obs = Observation(
+        exchange=exchange,
+        errors=(("http_status", "500"), ("non_json", "Internal Server Error")),
+    )
+    found = _run("error", obs)
+    assert [s for s, _, _ in found] == ["error:http_status:500", "error:non_json"]
+    assert found[1][2] == "Internal Server Error"
+
+
+def test_error_signature_is_the_same_for_two_examples_of_one_bug() -> None:
+    one = Observation(exchange=OK, errors=(("error_frame", "functions_a_0 invalid"),))
+    two = Observation(exchange=OK, errors=(("error_frame", "functions_b_7 invalid"),))
+    assert check(CASE, one, only=["error"])[0].key == check(CASE, two, only=["error"])[0].key
+
+
+def test_error_is_silent_without_errors() -> None:
+    assert _run("error", Observation(exchange=OK, text="hi")) == []

@@ -1,0 +1,54 @@
+import json
+import subprocess
+from pathlib import Path
+
+from agentfuzz.history import Case, History, UserMessage
+from agentfuzz.observation import Exchange, Observation, Violation
+from agentfuzz.repro import Repro, bundle_dir, observed_summary, read_repro, write_bundle
+
+URL = "http://127.0.0.1:9/v1/chat/completions"
+
+
+def _repro(signature: str = "empty", text: str = "") -> Repro:
+    case = Case(history=History(items=(UserMessage(text='it\'s a "quoted" $HOME `x`'),)))
+    body = {"model": "m", "messages": [{"role": "user", "content": case.history.items[0].text}]}
+    obs = Observation(exchange=Exchange(url=URL, request=body, stream=False, status=200), text=text)
+    violation = Violation("empty_turn", "no text and no tool call", "", signature)
+    return Repro(URL, body, case, violation, observed_summary(obs), "3/3")
+
+
+def test_bundle_holds_the_contract_keys(tmp_path: Path) -> None:
+    folder = write_bundle(tmp_path, _repro())
+    doc = json.loads((folder / "repro.json").read_text())
+    assert {"url", "request", "oracle", "message", "observed", "reproduced"} <= doc.keys()
+    assert doc["reproduced"] == "3/3"
+    assert folder.name.startswith("empty_turn-")
+    assert read_repro(folder)["request"] == _repro().request
+
+
+def test_same_failure_same_folder_other_failure_other_folder(tmp_path: Path) -> None:
+    assert bundle_dir(tmp_path, _repro().violation) == bundle_dir(tmp_path, _repro().violation)
+    assert bundle_dir(tmp_path, _repro("a").violation) != bundle_dir(
+        tmp_path, _repro("b").violation
+    )
+
+
+def test_repro_sh_sends_the_exact_body(tmp_path: Path) -> None:
+    folder = write_bundle(tmp_path, _repro())
+    script = (folder / "repro.sh").read_text()
+    # Replace curl by a stub that prints what it would send, then compare with the request.
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "curl").write_text('#!/bin/sh\nfor a in "$@"; do echo "ARG $a"; done\ncat\n')
+    (stub / "curl").chmod(0o755)
+    out = subprocess.run(
+        ["sh", str(folder / "repro.sh")],
+        env={"PATH": f"{stub}:/usr/bin:/bin", "OPENAI_API_KEY": "sk-canary"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    body_line = next(line for line in out.splitlines() if not line.startswith("ARG "))
+    assert json.loads(body_line) == _repro().request
+    assert "ARG Authorization: Bearer sk-canary" in out
+    assert "sk-canary" not in script

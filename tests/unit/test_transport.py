@@ -1,0 +1,239 @@
+"""The live transport against raw loopback servers that answer, stream, stall, cut and reset."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from agentfuzz.dialects import assemble
+from agentfuzz.observation import SSEEvent
+from agentfuzz.transport import LiveTransport, ModelListError, TargetUnreachable
+
+Handler = Callable[[socket.socket, bytes], None]
+KEY = "sk-test-very-secret-0123"
+BODY = {"model": "m", "messages": [{"role": "user", "content": "hi \u2603"}]}
+
+
+def _read_request(conn: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(rest) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    return head + b"\r\n\r\n" + rest
+
+
+def _headers(head: bytes) -> dict[bytes, bytes]:
+    pairs = (line.partition(b":") for line in head.split(b"\r\n")[1:])
+    return {name.strip().lower(): value.strip() for name, _, value in pairs}
+
+
+class RawServer:
+    """An HTTP/1.1 server on a free loopback port; ``handler`` writes raw bytes (or doesn't)."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.requests: list[bytes] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                try:
+                    request = _read_request(conn)
+                    self.requests.append(request)
+                    self.handler(conn, request)
+                except OSError:
+                    pass  # the client went away first: that is what some tests do
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._listener.close()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Handler], RawServer]]:
+    servers: list[RawServer] = []
+
+    def start(handler: Handler) -> RawServer:
+        servers.append(RawServer(handler))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def _head(status: str, content_type: str, extra: str = "") -> bytes:
+    return f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n{extra}".encode()
+
+
+def _respond(status: str, content_type: str, payload: bytes) -> Handler:
+    def handler(conn: socket.socket, _request: bytes) -> None:
+        extra = f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+        conn.sendall(_head(status, content_type, extra) + payload)
+
+    return handler
+
+
+def _chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+COMPLETION = json.dumps({"id": "x", "choices": [{"message": {"content": "hello"}}]}).encode()
+EVENTS = b'data: {"id": "c", "choices": []}\n\nevent: error\ndata: boom\n\ndata: [DONE]\n\n'
+
+
+def test_json_answer_and_exact_request(serve: Callable[[Handler], RawServer]) -> None:
+    server = serve(_respond("200 OK", "application/json", COMPLETION))
+    with LiveTransport(server.url, api_key=KEY) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=False)
+    assert exchange.url == server.url + "/chat/completions"
+    assert (exchange.status, exchange.content_type) == (200, "application/json")
+    assert exchange.body == COMPLETION.decode() and exchange.events == ()
+    assert exchange.failure is None and exchange.elapsed >= 0
+    assert exchange.request == BODY
+    head, _, sent = server.requests[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /v1/chat/completions HTTP/1.1")
+    assert json.loads(sent) == BODY
+    assert _headers(head)[b"authorization"] == f"Bearer {KEY}".encode()
+    assert KEY not in repr(exchange) and KEY not in repr(transport)
+    assert assemble(exchange).text == "hello"
+
+
+def test_no_key_no_authorization_header(serve: Callable[[Handler], RawServer]) -> None:
+    server = serve(_respond("200 OK", "application/json", b"{}"))
+    with LiveTransport(server.url) as transport:
+        transport.send("/responses", BODY, stream=False)
+    assert b"authorization" not in _headers(server.requests[0].partition(b"\r\n\r\n")[0])
+
+
+def test_sse_stream_keeps_every_event(serve: Callable[[Handler], RawServer]) -> None:
+    server = serve(_respond("200 OK", "text/event-stream; charset=utf-8", EVENTS))
+    with LiveTransport(server.url) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=True)
+    assert exchange.failure is None and exchange.body == ""
+    assert exchange.events == (
+        SSEEvent(None, '{"id": "c", "choices": []}'),
+        SSEEvent("error", "boom"),
+        SSEEvent(None, "[DONE]"),
+    )
+    assert _headers(server.requests[0])[b"accept"] == b"text/event-stream"
+
+
+def test_stream_cut_after_two_events(serve: Callable[[Handler], RawServer]) -> None:
+    def handler(conn: socket.socket, _request: bytes) -> None:
+        conn.sendall(_head("200 OK", "text/event-stream", "Transfer-Encoding: chunked\r\n\r\n"))
+        conn.sendall(_chunk(b'data: {"id": "a", "choices": []}\n\n'))
+        conn.sendall(_chunk(b'data: {"id": "b", "choices": []}\n\n'))
+        # No terminating zero-length chunk: the body is incomplete.
+
+    server = serve(handler)
+    with LiveTransport(server.url) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=True)
+    assert exchange.status == 200 and exchange.failure is not None
+    assert len(exchange.events) == 2
+    kinds = [kind for kind, _ in assemble(exchange).errors]
+    assert kinds == ["transport", "no_terminal"]
+
+
+def test_body_cut_short_keeps_the_partial_body(serve: Callable[[Handler], RawServer]) -> None:
+    def handler(conn: socket.socket, _request: bytes) -> None:
+        conn.sendall(_head("200 OK", "application/json", "Content-Length: 100\r\n\r\n"))
+        conn.sendall(b'{"id": "x"')
+
+    server = serve(handler)
+    with LiveTransport(server.url) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=False)
+    assert exchange.status == 200 and exchange.body == '{"id": "x"'
+    assert exchange.failure is not None and "RemoteProtocolError" in exchange.failure
+
+
+def test_reset_before_any_answer_is_a_failure_not_unreachable(
+    serve: Callable[[Handler], RawServer],
+) -> None:
+    def handler(conn: socket.socket, _request: bytes) -> None:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    server = serve(handler)
+    with LiveTransport(server.url) as transport:
+        exchange = transport.send("/responses", BODY, stream=True)
+    assert exchange.status is None and exchange.failure
+    assert [kind for kind, _ in assemble(exchange).errors] == ["transport"]
+
+
+def test_read_timeout_is_a_failure(serve: Callable[[Handler], RawServer]) -> None:
+    def handler(conn: socket.socket, _request: bytes) -> None:
+        conn.recv(1)  # answer nothing; returns when the client gives up and closes
+
+    server = serve(handler)
+    with LiveTransport(server.url, timeout=0.2) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=False)
+    assert exchange.failure is not None and "ReadTimeout" in exchange.failure
+    assert exchange.status is None
+
+
+def test_html_answer_to_a_stream_request_keeps_the_body(
+    serve: Callable[[Handler], RawServer],
+) -> None:
+    server = serve(_respond("502 Bad Gateway", "text/html", b"<html>Bad Gateway</html>"))
+    with LiveTransport(server.url) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=True)
+    assert exchange.status == 502 and exchange.events == ()
+    assert exchange.body == "<html>Bad Gateway</html>" and exchange.failure is None
+    assert [kind for kind, _ in assemble(exchange).errors] == ["http_status"]
+
+
+def test_refused_port_is_unreachable() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    with LiveTransport(url, api_key=KEY) as transport, pytest.raises(TargetUnreachable) as info:
+        transport.send("/chat/completions", BODY, stream=False)
+    assert str(info.value) == f"cannot connect to {url}: connection refused"
+    assert KEY not in str(info.value) and "\n" not in str(info.value)
+    with LiveTransport(url) as transport, pytest.raises(TargetUnreachable):
+        transport.models()
+
+
+def test_models_in_server_order(serve: Callable[[Handler], RawServer]) -> None:
+    listing = {"object": "list", "data": [{"id": "zeta"}, {"id": "alpha"}]}
+    server = serve(_respond("200 OK", "application/json", json.dumps(listing).encode()))
+    with LiveTransport(server.url + "/") as transport:
+        assert transport.models() == ["zeta", "alpha"]
+    assert server.requests[0].startswith(b"GET /v1/models HTTP/1.1")
+
+
+def test_models_garbage_is_a_model_list_error(serve: Callable[[Handler], RawServer]) -> None:
+    server = serve(_respond("200 OK", "text/html", b"<html>login</html>"))
+    with LiveTransport(server.url) as transport, pytest.raises(ModelListError, match="login"):
+        transport.models()
