@@ -162,6 +162,9 @@ def _run_group(invoke: Any) -> int:
     except KeyboardInterrupt:
         click.echo("agentfuzz: interrupted", err=True)
         return 130
+    except Exception as exc:  # a bug of ours: still one line, and bundles on disk stay
+        click.echo(f"agentfuzz: internal error: {type(exc).__name__}: {exc}", err=True)
+        return EXIT_USAGE
     return EXIT_CLEAN
 
 

@@ -26,7 +26,7 @@ from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Api, Case
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.profiles import Profile
-from agentfuzz.reduce import reduce_case
+from agentfuzz.reduce import case_size, reduce_case
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.strategies import cases
 from agentfuzz.transport.live import LiveTransport, TargetUnreachable
@@ -97,8 +97,8 @@ class Finding:
     flaky: bool = False
 
     @property
-    def size(self) -> tuple[int, int]:
-        return (self.case.history.size, len(self.case.model_dump_json()))
+    def size(self) -> tuple[int, int, int]:
+        return case_size(self.case)
 
 
 @dataclass
@@ -183,7 +183,13 @@ def _fuzz_mode(
     raised: set[tuple[str, str]] = set()
     seen: set[tuple[str, str]] = set()
 
-    def check(case: Case, wanted: tuple[str, str] | None) -> None:
+    def checker(wanted: tuple[str, str] | None) -> Callable[[Case], None]:
+        def check(case: Case) -> None:
+            _check(case, wanted)
+
+        return check
+
+    def _check(case: Case, wanted: tuple[str, str] | None) -> None:
         nonlocal count
         count += 1
         progress(label, count, len(store.by_key))
@@ -203,21 +209,23 @@ def _fuzz_mode(
             failure.violation = first
             raise failure
 
-    _hypothesis_pass(config, target, mode, lambda case: check(case, None))
+    _hypothesis_pass(config, target, mode, checker(None), config.max_examples)
+    # Targeted passes start from the saved failures in the example database, so a quarter
+    # of the budget is enough to rediscover and shrink a failure that was already seen.
     for key in sorted(seen - raised):
-        _hypothesis_pass(config, target, mode, lambda case, key=key: check(case, key))  # type: ignore[misc]
+        _hypothesis_pass(config, target, mode, checker(key), max(10, config.max_examples // 4))
     return count
 
 
 def _hypothesis_pass(
-    config: FuzzConfig, target: Target, mode: Mode, check: Callable[[Case], None]
+    config: FuzzConfig, target: Target, mode: Mode, check: Callable[[Case], None], examples: int
 ) -> None:
     api, stream = mode
     db = None
     if config.database is not None:
         db = DirectoryBasedExampleDatabase(str(config.database))
     prop = settings(
-        max_examples=config.max_examples,
+        max_examples=examples,
         deadline=None,
         database=db,
         report_multiple_bugs=True,

@@ -15,6 +15,7 @@ first in ``FAMILIES + ADVERSARIAL``:
 
 from __future__ import annotations
 
+import hashlib
 import re
 import string
 import uuid
@@ -27,7 +28,9 @@ __all__ = [
     "ADVERSARIAL",
     "FAMILIES",
     "REPEATING",
+    "SEEDS",
     "TIES",
+    "entropy",
     "format_id",
     "id_strategy",
     "is_kimi_native",
@@ -95,9 +98,18 @@ _UNICODE = "éüñßЖаοΩ中文한😀🔧\u0301\u200b\u200d\u202e\ufeffＡ"
 _NEAR_CONSTANTS = ("call_x:0", "functions.x", "call_abc123:0")
 
 _ENTROPY_SIZE = 200
-_ENTROPY = st.binary(min_size=_ENTROPY_SIZE, max_size=_ENTROPY_SIZE)
-"""Every family formats its id from the same draw, so a history can switch family without
-shifting the choices after it: the shrinker can then move any id to the first family."""
+
+SEEDS: SearchStrategy[int] = st.integers(0, 2**32 - 1)
+"""One integer choice per id: every family formats its id from the bytes this seed expands to
+(``entropy``), so a history can switch family without shifting the choices after it, and the
+shrinker can then move any id to the first family. Seed 0 is all zero bytes."""
+
+
+def entropy(seed: int) -> bytes:
+    """The 200 bytes a seed stands for: zeros for 0 (the shrink target), else a SHAKE-128 stream."""
+    if seed == 0:
+        return bytes(_ENTROPY_SIZE)
+    return hashlib.shake_128(seed.to_bytes(8, "little")).digest(_ENTROPY_SIZE)
 
 
 def _pick(alphabet: str, entropy: bytes, start: int, count: int) -> str:
@@ -194,11 +206,12 @@ def id_strategy(family: str, name: str, index: int) -> SearchStrategy[str]:
     """Ids of one family for a call to tool ``name`` that is call number ``index`` in its history.
 
     ``name`` is the flat tool name (``namespace__name``); ``index`` counts calls over the
-    whole history from 0. Raises ``KeyError`` for an unknown family. Random shapes shrink
-    toward their alphabet's first character repeated (``call_aaa…``); the rest are constants.
+    whole history from 0. Raises ``KeyError`` for an unknown family. One choice per id (a
+    ``SEEDS`` draw). Random shapes shrink toward their alphabet's first character repeated
+    (``call_aaa…``); the rest are constants.
     """
     formatter = _FORMATS[family]
-    return _ENTROPY.map(lambda e: formatter(name, index, e))
+    return SEEDS.map(lambda seed: formatter(name, index, entropy(seed)))
 
 
 _KIMI_NATIVE = re.compile(r"functions\.[^\s:]+:\d+")

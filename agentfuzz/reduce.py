@@ -20,7 +20,7 @@ from agentfuzz.history import (
     UserMessage,
 )
 
-__all__ = ["candidates", "reduce_case"]
+__all__ = ["candidates", "case_size", "reduce_case"]
 
 
 def _well_formed(case: Case) -> bool:
@@ -73,6 +73,15 @@ def candidates(case: Case) -> Iterator[Case]:
                 )
                 rest = _drop_calls((*items[:i], fewer, *items[i + 1 :]), i, {call.id})
                 yield _with_items(case, rest)
+    # Assistant text and reasoning beside calls: each becomes its own wire item on Responses.
+    for i, it in enumerate(items):
+        if (
+            isinstance(it, AssistantMessage)
+            and it.tool_calls
+            and (it.text, it.reasoning) != (None, None)
+        ):
+            bare = it.model_copy(update={"text": None, "reasoning": None})
+            yield _with_items(case, (*items[:i], bare, *items[i + 1 :]))
     # Tools nobody refers to.
     used = {c.flat_name for c in case.history.calls} | {str(case.options.tool_choice)}
     tools = case.history.tools
@@ -86,8 +95,20 @@ def candidates(case: Case) -> Iterator[Case]:
         yield case.model_copy(update={"options": plain})
 
 
-def _size(case: Case) -> tuple[int, int]:
-    return (case.history.size + len(case.history.tools), len(case.model_dump_json()))
+def case_size(case: Case) -> tuple[int, int, int]:
+    """How big a repro is, smallest first: items, calls and tools; then the assistant texts
+    and reasoning that become wire items of their own; then the JSON length."""
+    history = case.history
+    extras = sum(
+        (it.text is not None) + (it.reasoning is not None)
+        for it in history.items
+        if isinstance(it, AssistantMessage)
+    )
+    return (
+        history.size + len(history.tools),
+        extras,
+        len(case.model_dump_json(exclude_defaults=True)),
+    )
 
 
 def reduce_case(case: Case, fails: Callable[[Case], bool], budget: int = 200) -> Case:
@@ -101,7 +122,7 @@ def reduce_case(case: Case, fails: Callable[[Case], bool], budget: int = 200) ->
     while improved and spent < budget:
         improved = False
         for candidate in candidates(case):
-            if not _well_formed(candidate) or _size(candidate) >= _size(case):
+            if not _well_formed(candidate) or case_size(candidate) >= case_size(case):
                 continue
             spent += 1
             if fails(candidate):

@@ -14,14 +14,20 @@ def declared_tools(case: Case) -> tuple[Tool, ...]:
 
 
 def find_tool(call: ObservedCall, tools: tuple[Tool, ...], api: str) -> Tool | None:
-    """The declared tool a call names, by the dialect's own naming rule, or None."""
-    for tool in tools:
-        if call.name == tool.flat_name:
-            return tool
-        # Responses carries namespace tools natively, so the pair may come back unflattened.
-        if api == "responses" and (call.namespace, call.name) == (tool.namespace, tool.name):
-            return tool
-    return None
+    """The declared tool a call names, by the dialect's own naming rule, or None.
+
+    On Responses the (namespace, name) pair is matched first: a namespaced ``weather``
+    ``send_email`` and a plain ``send_email`` can both be declared, with different schemas.
+    """
+    if api == "responses":
+        for tool in tools:
+            if (call.namespace, call.name) == (tool.namespace, tool.name):
+                return tool
+        if call.namespace is not None:
+            # Some servers flatten the pair into one name; accept that form too.
+            flat = f"{call.namespace}__{call.name}"
+            return next((t for t in tools if t.flat_name == flat), None)
+    return next((t for t in tools if call.name == t.flat_name), None)
 
 
 def is_answer(obs: Observation) -> bool:

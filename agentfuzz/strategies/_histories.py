@@ -4,10 +4,22 @@ Turns and calls are drawn with ``st.lists`` so the shrinker deletes them the way
 list elements. Call ids depend on a call index counted over the whole history, so the
 element strategies share one ``_Ledger`` created afresh for every example: elements of a
 list are drawn in order, which keeps that count (and the set of ids used) deterministic.
+
+Every choice costs: Hypothesis's generation, replay and shrinking all grow with the number of
+choices an example takes. So each piece takes as few as it can, always the same ones whatever
+its values (the shrinker can then change one without shifting the choices after it):
+
+- a turn: its user message (text, template and tool: one choice) and its shape (one
+  integer: the lower half is a lone user message, the upper half an assistant reply whose
+  extras are the bits set); an assistant reply adds one seed, from which the ID family, its
+  texts and any orphan id come, and its list of calls;
+- a call: its mutation and tool (one choice, plain first) and one seed, from which the id,
+  the argument values and the tool's output come.
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -28,7 +40,12 @@ from agentfuzz.history import (
     UserMessage,
 )
 from agentfuzz.profiles import Profile
-from agentfuzz.strategies._tools import arguments, texts, tools
+from agentfuzz.strategies._tools import (
+    VIOLATIONS,
+    derived_text,
+    render_arguments,
+    tools,
+)
 
 __all__ = ["histories", "history_items"]
 
@@ -38,6 +55,21 @@ _USER_TEMPLATES = (
     "{text}",
     "Use {tool}, then answer: {text}",
     "Call {tool} twice if needed. {text}",
+    # Two tools named at once: servers that call every named tool answer with parallel calls.
+    "Use {tool} and {other}.",
+)
+
+# Distinct user texts (variant 0 is the empty text).
+_TEXT_VARIANTS = 1 << 16
+
+# Extras of an assistant reply, one bit each (lowest bit first), when the profile allows them.
+_ORPHAN, _TEXT, _REASONING, _CLOSING, _REASONING_ITEM, _REASONING_ID = (
+    "orphan",
+    "text",
+    "reasoning",
+    "closing",
+    "reasoning_item",
+    "reasoning_id",
 )
 
 
@@ -45,6 +77,7 @@ _USER_TEMPLATES = (
 class _Ledger:
     """What one history has drawn so far: the next call index and the ids handed out."""
 
+    tools: tuple[Tool, ...]
     family: str | None = None
     next_index: int = 0
     used: list[str] = field(default_factory=list)  # call ids and orphan result ids
@@ -54,97 +87,165 @@ class _Ledger:
         self.next_index += 1
         return self.next_index - 1
 
-
-@st.composite
-def _fresh_id(draw: st.DrawFn, ledger: _Ledger, family: str, name: str) -> str:
-    strategy = ids.id_strategy(family, name, ledger.take_index())
-    new_id = draw(strategy)
-    # A repeat of a random shape would be an unasked-for duplicate id: redraw, as
-    # ``.filter`` would, without building a filtered strategy on every call.
-    for _ in range(3):
-        if family in ids.REPEATING or new_id not in ledger.used:
-            break
-        new_id = draw(strategy)
-    assume(family in ids.REPEATING or new_id not in ledger.used)
-    ledger.used.append(new_id)
-    return new_id
-
-
-@st.composite
-def _orphan_id(draw: st.DrawFn, ledger: _Ledger, name: str) -> str:
-    """An id in the turn's family that no call has; constant-id families borrow openai_chat."""
-    family = ledger.family
-    if family is None or family in ids.REPEATING:
-        family = "openai_chat"
-    # The orphan takes a call index of its own, as if its call had been cut from the history.
-    return draw(_fresh_id(ledger, family, name))
+    def fresh_id(self, family: str, name: str, seed: int) -> str:
+        """A new id of ``family``; a repeat of a random shape would be an unasked-for
+        duplicate, so it moves on to the next seeds (no draw) until the id is new."""
+        index = self.take_index()
+        new_id = ids.format_id(family, name, index, ids.entropy(seed))
+        if family not in ids.REPEATING:
+            for bump in range(1, 8):
+                if new_id not in self.used:
+                    break
+                new_id = ids.format_id(family, name, index, ids.entropy(seed + bump))
+            assume(new_id not in self.used)
+        self.used.append(new_id)
+        return new_id
 
 
-@st.composite
-def _call(draw: st.DrawFn, ledger: _Ledger, profile: Profile, tools: tuple[Tool, ...]) -> ToolCall:
-    tool = draw(st.sampled_from(tools))
-    family = ledger.family
-    assert family is not None
-    if len(profile.adversarial) > 0 and draw(st.booleans()):
-        family = draw(st.sampled_from(profile.adversarial))
-    if profile.duplicate_ids and ledger.call_ids and draw(st.booleans()):
-        call_id = draw(st.sampled_from(ledger.call_ids))
-    else:
-        call_id = draw(_fresh_id(ledger, family, tool.flat_name))
-    ledger.call_ids.append(call_id)
-    return ToolCall(
-        id=call_id,
-        name=tool.name,
-        namespace=tool.namespace,
-        arguments=draw(arguments(tool, profile)),
-    )
+_LEDGER: ContextVar[_Ledger] = ContextVar("agentfuzz_ledger")
+"""The ledger of the history being drawn, so turn and call strategies are built once per plan
+rather than once per draw (set by ``history_items`` around its draw)."""
 
 
 @lru_cache(maxsize=64)
-def _optional_text(max_size: int) -> SearchStrategy[str | None]:
-    return st.none() | texts(max_size)
+def _indexes(size: int) -> SearchStrategy[int]:
+    return st.integers(0, size - 1)
 
 
-_REASONING_ID = st.none() | st.text("0123456789abcdef", min_size=32, max_size=32).map(
-    lambda h: "rs_" + h
-)
-_TEMPLATES = st.sampled_from(_USER_TEMPLATES)
+def _mutations(profile: Profile) -> tuple[str, ...]:
+    """What may happen to one call, plainest first; at most one per call."""
+    kinds = ["required", "full"]
+    if profile.dropped_calls:
+        kinds.append("dropped")
+    if profile.duplicate_ids:
+        kinds.append("duplicate")
+    if profile.adversarial:
+        kinds.append("adversarial")
+    if profile.schema_violating_arguments:
+        kinds += VIOLATIONS
+    if profile.malformed_arguments:
+        kinds.append("malformed")
+    return tuple(kinds)
+
+
+def _extras(profile: Profile, api: Api) -> tuple[str, ...]:
+    flags = [_ORPHAN] if profile.orphan_results else []
+    flags.append(_TEXT)
+    if profile.reasoning:
+        flags.append(_REASONING)
+    flags.append(_CLOSING)
+    if profile.reasoning and api == "responses":
+        flags += [_REASONING_ITEM, _REASONING_ID]
+    return tuple(flags)
+
+
+class _Plan:
+    """The strategies one (profile, api) combination draws from, built once."""
+
+    def __init__(self, profile: Profile, api: Api) -> None:
+        self.profile = profile
+        self.extras = _extras(profile, api)
+        # Twice the range of the extras: the lower half is a turn without an assistant reply.
+        self.shape = _indexes(2 << len(self.extras))
+        self.mutations = _mutations(profile)
+        self.calls = st.lists(_call(self), max_size=profile.max_parallel_calls)
+        self.turns = st.lists(_turn(self), min_size=1, max_size=profile.max_turns)
+
+
+_PLANS: dict[tuple[int, Api], tuple[Profile, _Plan]] = {}
+
+
+def _plan(profile: Profile, api: Api) -> _Plan:
+    # Profiles hold a dict, so they do not hash: key on identity, and keep the profile alive.
+    hit = _PLANS.get((id(profile), api))
+    if hit is None or hit[0] is not profile:
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        hit = _PLANS[(id(profile), api)] = (profile, _Plan(profile, api))
+    return hit[1]
 
 
 @st.composite
-def _turn(
-    draw: st.DrawFn, ledger: _Ledger, profile: Profile, api: Api, tools: tuple[Tool, ...]
-) -> list[Item]:
-    if profile.mix_families or ledger.family is None:
-        ledger.family = draw(st.sampled_from(profile.weighted_families))
-    text = draw(texts(profile.max_text_size))
-    tool = draw(st.sampled_from(tools))
-    template = draw(_TEMPLATES)
-    items: list[Item] = [UserMessage(text=template.format(tool=tool.flat_name, text=text))]
-    if not draw(st.booleans()):
-        return items
-    if profile.reasoning and api == "responses" and draw(st.booleans()):
-        items.append(ReasoningItem(text=draw(texts(profile.max_text_size)), id=draw(_REASONING_ID)))
-    calls = draw(
-        st.lists(_call(ledger, profile, tools), max_size=profile.max_parallel_calls).map(tuple)
+def _call(draw: st.DrawFn, plan: _Plan) -> tuple[ToolCall, bool, int]:
+    """A call, whether its result is dropped, and its seed (for the result's output)."""
+    ledger = _LEDGER.get()
+    profile = plan.profile
+    tools = ledger.tools
+    # Mutation and tool in one choice, the tool varying fastest: 0 is a plain call to tool 0.
+    pick = draw(_indexes(len(plan.mutations) * len(tools)))
+    mutation, tool = plan.mutations[pick // len(tools)], tools[pick % len(tools)]
+    seed = draw(ids.SEEDS)
+    if mutation == "duplicate" and ledger.call_ids:
+        call_id = ledger.call_ids[seed % len(ledger.call_ids)]
+    else:
+        family = ledger.family
+        assert family is not None
+        if mutation == "adversarial":
+            family = profile.adversarial[seed % len(profile.adversarial)]
+        call_id = ledger.fresh_id(family, tool.flat_name, seed)
+    ledger.call_ids.append(call_id)
+    kind = mutation if mutation in (*VIOLATIONS, "malformed", "full") else "required"
+    call = ToolCall(
+        id=call_id,
+        name=tool.name,
+        namespace=tool.namespace,
+        arguments=render_arguments(tool, kind, seed),
     )
-    reasoning = draw(_optional_text(profile.max_text_size)) if profile.reasoning else None
+    return call, mutation == "dropped", seed
+
+
+def _reasoning_id(seed: int) -> str:
+    return "rs_" + ids.entropy(seed)[:16].hex()
+
+
+@st.composite
+def _turn(draw: st.DrawFn, plan: _Plan) -> list[Item]:
+    ledger = _LEDGER.get()
+    profile = plan.profile
+    tools = ledger.tools
+    # Text, template and tool in one choice, the tool varying fastest: 0 is "Use <tool 0>."
+    user = draw(_indexes(_TEXT_VARIANTS * len(_USER_TEMPLATES) * len(tools)))
+    variant, rest = divmod(user, len(_USER_TEMPLATES) * len(tools))
+    template = _USER_TEMPLATES[rest // len(tools)]
+    tool = tools[rest % len(tools)]
+    other = tools[(rest + 1) % len(tools)]
+    text = derived_text(variant, 0, profile.max_text_size)
+    message = template.format(tool=tool.flat_name, other=other.flat_name, text=text)
+    items: list[Item] = [UserMessage(text=message)]
+    shape = draw(plan.shape)
+    if shape < (1 << len(plan.extras)):
+        return items
+    extras = {flag for bit, flag in enumerate(plan.extras) if shape >> bit & 1}
+    seed = draw(ids.SEEDS)
+    size = profile.max_text_size
+    if profile.mix_families or ledger.family is None:
+        families = profile.weighted_families
+        ledger.family = families[seed % len(families)]
+    if _REASONING_ITEM in extras:
+        item_id = _reasoning_id(seed) if _REASONING_ID in extras else None
+        items.append(ReasoningItem(text=derived_text(seed, 1, size), id=item_id))
+    drawn = draw(plan.calls)
+    calls = tuple(call for call, _, _ in drawn)
     items.append(
         AssistantMessage(
-            text=draw(_optional_text(profile.max_text_size)), reasoning=reasoning, tool_calls=calls
+            text=derived_text(seed, 2, size) if _TEXT in extras else None,
+            reasoning=derived_text(seed, 3, size) if _REASONING in extras else None,
+            tool_calls=calls,
         )
     )
-    output = texts(profile.max_text_size)
-    for call in calls:
-        if profile.dropped_calls and draw(st.booleans()):
-            continue
-        items.append(ToolResult(call_id=call.id, output=draw(output)))
-    if profile.orphan_results and draw(st.booleans()):
-        orphan = draw(_orphan_id(ledger, tool.flat_name))
-        items.append(ToolResult(call_id=orphan, output=draw(output)))
-    if len(calls) > 0 and draw(st.booleans()):
+    for call, dropped, call_seed in drawn:
+        if not dropped:
+            items.append(ToolResult(call_id=call.id, output=derived_text(call_seed, 4, size)))
+    if _ORPHAN in extras:
+        family = ledger.family
+        if family in ids.REPEATING:
+            family = "openai_chat"
+        # The orphan takes a call index of its own, as if its call had been cut from the history.
+        orphan = ledger.fresh_id(family, tool.flat_name, seed)
+        items.append(ToolResult(call_id=orphan, output=derived_text(seed, 5, size)))
+    if calls and _CLOSING in extras:
         # The assistant's closing answer after its tools returned; dropped on the last turn.
-        items.append(AssistantMessage(text=draw(texts(profile.max_text_size))))
+        items.append(AssistantMessage(text=derived_text(seed, 6, size)))
     return items
 
 
@@ -155,6 +256,15 @@ def _ends_open(items: list[Item]) -> list[Item]:
     return items
 
 
+def _draw_items(draw: st.DrawFn, profile: Profile, api: Api, tools: tuple[Tool, ...]) -> list[Item]:
+    token = _LEDGER.set(_Ledger(tools=tools))
+    try:
+        turns = draw(_plan(profile, api).turns)
+    finally:
+        _LEDGER.reset(token)
+    return _ends_open([item for turn in turns for item in turn])
+
+
 @st.composite
 def history_items(
     draw: st.DrawFn, profile: Profile, api: Api, tools: tuple[Tool, ...]
@@ -162,11 +272,7 @@ def history_items(
     """The conversation items of a history over ``tools``, ending on a user message or a tool
     result; shrinks toward fewer turns, fewer calls, no mutations and the plainest ID family.
     """
-    ledger = _Ledger()
-    turns = draw(
-        st.lists(_turn(ledger, profile, api, tools), min_size=1, max_size=profile.max_turns)
-    )
-    return tuple(_ends_open([item for turn in turns for item in turn]))
+    return tuple(_draw_items(draw, profile, api, tools))
 
 
 @st.composite
@@ -174,7 +280,7 @@ def _histories(
     draw: st.DrawFn, profile: Profile, api: Api, declarations: SearchStrategy[tuple[Tool, ...]]
 ) -> History:
     declared = draw(declarations)
-    return History(tools=declared, items=draw(history_items(profile, api, declared)))
+    return History(tools=declared, items=tuple(_draw_items(draw, profile, api, declared)))
 
 
 def histories(profile: Profile, api: Api) -> SearchStrategy[History]:

@@ -1,51 +1,87 @@
-"""Request knobs and whole cases: a history plus the options of the request that follows it."""
+"""Request knobs and whole cases: a history plus the options of the request that follows it.
+
+Knobs take two choices whatever the profile: one for tools (included with a ``tool_choice``,
+or left out) and one for the sampling knobs together (seed, temperature, max_tokens), each a
+``sampled_from`` whose first entry is the default, so the shrinker drops knobs in one step.
+"""
 
 from __future__ import annotations
+
+import itertools
+from functools import lru_cache
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.history import Api, Case, Options, Tool
+from agentfuzz.history import Api, Case, History, Options, Tool
 from agentfuzz.profiles import Profile
 from agentfuzz.strategies._histories import histories
 
 __all__ = ["cases", "options"]
 
+_OMIT = "omit"
+
+
+@lru_cache(maxsize=64)
+def _tool_knobs(kinds: tuple[str, ...], omit: bool) -> SearchStrategy[str | None]:
+    # Leaving tools out is what clients do on a closing turn; tool_choice then goes too,
+    # since a tool_choice without tools is a request any server may refuse.
+    return st.sampled_from((None, *kinds, *((_OMIT,) if omit else ())))
+
+
+@lru_cache(maxsize=64)
+def _sampling_knobs(
+    seeds: tuple[int, ...], temperatures: tuple[float, ...], max_tokens: tuple[int, ...]
+) -> SearchStrategy[tuple[int | None, float | None, int | None]]:
+    combos = itertools.product((None, *seeds), (None, *temperatures), (None, *max_tokens))
+    # Fewest knobs set first, so the shrinker reaches the defaults through smaller indexes.
+    ordered = sorted(combos, key=lambda c: sum(v is not None for v in c))
+    return st.sampled_from(ordered)
+
+
+@lru_cache(maxsize=64)
+def _named(size: int) -> SearchStrategy[int]:
+    return st.integers(0, size - 1)
+
+
+def _draw_options(draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...]) -> Options:
+    kind = draw(_tool_knobs(profile.tool_choices, profile.omit_tools_last))
+    tool_choice = kind if kind != _OMIT else None
+    if kind == "named":
+        tool_choice = tools[draw(_named(len(tools)))].flat_name
+    seed, temperature, max_tokens = draw(
+        _sampling_knobs(profile.seeds, profile.temperatures, profile.max_tokens)
+    )
+    return Options(
+        include_tools=kind != _OMIT,
+        tool_choice=tool_choice,
+        seed=seed,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
+
 
 @st.composite
 def _options(draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...]) -> Options:
-    # Leaving tools out is what clients do on a closing turn; tool_choice then goes too,
-    # since a tool_choice without tools is a request any server may refuse.
-    include_tools = not (profile.omit_tools_last and draw(st.booleans()))
-    tool_choice: str | None = None
-    if include_tools:
-        kind = draw(st.sampled_from((None, *profile.tool_choices)))
-        tool_choice = (
-            draw(st.sampled_from([t.flat_name for t in tools])) if kind == "named" else kind
-        )
-    return Options(
-        include_tools=include_tools,
-        tool_choice=tool_choice,
-        seed=draw(st.sampled_from((None, *profile.seeds))),
-        temperature=draw(st.sampled_from((None, *profile.temperatures))),
-        max_tokens=draw(st.sampled_from((None, *profile.max_tokens))),
-    )
+    return _draw_options(draw, profile, tools)
 
 
 def options(profile: Profile, tools: tuple[Tool, ...]) -> SearchStrategy[Options]:
     """Knobs for the request after a history declaring ``tools``, within the profile's choices.
 
-    Shrinks toward the default ``Options()``: tools included, every knob left out.
+    Two or three choices. Shrinks toward the default ``Options()``: tools included, every knob
+    left out.
     """
     return _options(profile, tools)
 
 
 @st.composite
-def _cases(draw: st.DrawFn, profile: Profile, api: Api, stream: bool) -> Case:
-    history = draw(histories(profile, api))
-    return Case(
-        history=history, options=draw(options(profile, history.tools)), api=api, stream=stream
-    )
+def _cases(
+    draw: st.DrawFn, profile: Profile, api: Api, stream: bool, drawn: SearchStrategy[History]
+) -> Case:
+    history = draw(drawn)
+    options = _draw_options(draw, profile, history.tools)
+    return Case(history=history, options=options, api=api, stream=stream)
 
 
 def cases(profile: Profile, api: Api, stream: bool) -> SearchStrategy[Case]:
@@ -53,4 +89,4 @@ def cases(profile: Profile, api: Api, stream: bool) -> SearchStrategy[Case]:
 
     Shrinks toward one plain tool, one user message naming it and default options.
     """
-    return _cases(profile, api, stream)
+    return _cases(profile, api, stream, histories(profile, api))

@@ -3,10 +3,15 @@
 Tool names come in the conventions servers trip over: MCP's ``mcp__<server>__<tool>``
 with hyphens, dotted ``a.b.c``, ``server/tool``, Kimi's flattened ``namespace__name``, and
 Responses namespace tools. Plain snake_case names come first so examples shrink to them.
+
+Generation is cheap on purpose: Hypothesis's cost (and the shrinker's) grows with the number
+of choices an example takes, so a whole tool is one ``sampled_from`` over a catalogue built
+once, and a call's arguments are rendered from the schema and one integer seed.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import string
 from functools import lru_cache
@@ -16,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.history import Api, Tool
+from agentfuzz.ids import SEEDS, entropy
 from agentfuzz.profiles import Profile
 
 __all__ = ["arguments", "texts", "tool_names", "tools"]
@@ -25,123 +31,159 @@ _SERVERS = ("github", "file-system", "brave-search", "my-server")
 _VERBS = ("get", "list", "create", "fetch", "delete")
 _NAMESPACES = ("weather", "files", "crm")
 
+
+def _namespaced(count: int = 6) -> tuple[str, ...]:
+    """``count`` names in each convention, cycling servers, namespaces, verbs and words."""
+    words = _PLAIN[:-1]
+    names: list[str] = []
+    for i in range(count):
+        server, word = _SERVERS[i % len(_SERVERS)], words[i % len(words)]
+        names.append(f"mcp__{server}__{word}")
+    for i in range(count):
+        ns, verb = _NAMESPACES[i % len(_NAMESPACES)], _VERBS[i % len(_VERBS)]
+        names.append(f"{ns}.{verb}.{words[(i + 1) % len(words)]}")
+    for i in range(count):
+        names.append(f"{_SERVERS[(i + 1) % len(_SERVERS)]}/{words[(i + 2) % len(words)]}")
+    for i in range(count):
+        names.append(f"{_NAMESPACES[i % len(_NAMESPACES)]}__{words[(i + 3) % len(words)]}")
+    return tuple(names)
+
+
+_ALL = _PLAIN + _namespaced()
+
 # Letters, digits and quiet punctuation only: no <, >, |, [ or ] so generated text can never
 # contain special-token markup that the leaked_markup oracle would then blame on the server.
-_TEXT_ALPHABET = st.one_of(
-    st.sampled_from(string.ascii_letters + string.digits + " .,?!'-"),
-    st.characters(categories=["L", "Nd"], exclude_characters="<>|[]"),
-)
+# A handful of non-ASCII letters (accents, Cyrillic, Greek, CJK, Hangul, an emoji) stand for
+# Unicode: a short alphabet keeps each string draw cheap.
+_TEXT_CHARS = string.ascii_letters + string.digits + " .,?!'-" + "éüñßЖаοΩ中文한😀"
 
 
 @lru_cache(maxsize=64)
 def texts(max_size: int) -> SearchStrategy[str]:
-    """Short printable free text without markup characters; shrinks toward the empty string."""
-    return st.text(_TEXT_ALPHABET, max_size=max_size)
+    """Short printable free text without markup characters, one choice per string; shrinks
+    toward the empty string.
+    """
+    return st.text(_TEXT_CHARS, max_size=max_size)
 
 
-def _namespaced_names() -> SearchStrategy[str]:
-    words = st.sampled_from(_PLAIN[:-1])
-    servers = st.sampled_from(_SERVERS)
-    namespaces = st.sampled_from(_NAMESPACES)
-    return st.one_of(
-        st.builds(lambda s, t: f"mcp__{s}__{t}", servers, words),
-        st.builds(lambda ns, v, t: f"{ns}.{v}.{t}", namespaces, st.sampled_from(_VERBS), words),
-        st.builds(lambda s, t: f"{s}/{t}", servers, words),
-        st.builds(lambda ns, t: f"{ns}__{t}", namespaces, words),
-    )
+def derived_text(seed: int, salt: int, max_size: int) -> str:
+    """Free text from a seed without a draw of its own: ``""`` for seed 0, else up to
+    ``max_size`` characters of ``_TEXT_CHARS``; ``salt`` picks an independent window."""
+    e = entropy(seed)
+    at = (salt * 41) % (len(e) - 1)
+    size = e[at] % (max_size + 1)
+    return "".join(_TEXT_CHARS[e[(at + 1 + k) % len(e)] % len(_TEXT_CHARS)] for k in range(size))
 
 
 _PLAIN_NAMES = st.sampled_from(_PLAIN)
-_ALL_NAMES = st.one_of(_PLAIN_NAMES, _namespaced_names())
+_ALL_NAMES = st.sampled_from(_ALL)
 
 
 def tool_names(profile: Profile) -> SearchStrategy[str]:
-    """Tool names in the conventions the profile allows; shrinks toward ``get_weather``."""
+    """Tool names in the conventions the profile allows, one choice each; shrinks toward
+    ``get_weather``.
+    """
     return _ALL_NAMES if profile.namespaced_tools else _PLAIN_NAMES
 
 
-_PROPERTY_TYPES: dict[str, dict[str, Any]] = {
-    "string": {"type": "string"},
-    "integer": {"type": "integer"},
-    "number": {"type": "number"},
-    "boolean": {"type": "boolean"},
-    "enum": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-    "array": {"type": "array", "items": {"type": "string"}},
+_STRING: dict[str, Any] = {"type": "string"}
+_TYPES: dict[str, dict[str, Any]] = {
+    "city": _STRING,
+    "query": _STRING,
+    "path": _STRING,
+    "count": {"type": "integer"},
+    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+    "verbose": {"type": "boolean"},
+    "limit": {"type": "number"},
+    "tags": {"type": "array", "items": {"type": "string"}},
 }
-_PROPERTY_NAMES = ("city", "query", "path", "count", "unit", "verbose", "limit", "tags")
 
-
-_PROPERTIES = st.lists(
-    st.tuples(st.sampled_from(_PROPERTY_NAMES), st.sampled_from(list(_PROPERTY_TYPES))),
-    min_size=1,
-    max_size=4,
-    unique_by=lambda p: p[0],
+# (properties, required): simplest first; together they use every property type, each both
+# required and optional, and one tool takes no parameters at all.
+_PARAMETER_SETS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("city",), ()),
+    (("city", "unit"), ("city",)),
+    (("query", "limit"), ("query",)),
+    (("path", "verbose"), ("path", "verbose")),
+    (("count", "tags"), ("tags",)),
+    ((), ()),
+    (("limit", "unit", "tags"), ("unit", "limit")),
+    (tuple(_TYPES), ("city", "count")),
 )
 
 
-@st.composite
-def _parameters(draw: st.DrawFn) -> dict[str, Any]:
-    props = draw(_PROPERTIES)
-    required = [name for name, _ in props if draw(st.booleans())]
+def _schema(props: tuple[str, ...], required: tuple[str, ...]) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "object",
-        "properties": {name: dict(_PROPERTY_TYPES[kind]) for name, kind in props},
+        "properties": {name: json.loads(json.dumps(_TYPES[name])) for name in props},
         "additionalProperties": False,
     }
     if required:
-        schema["required"] = required
+        schema["required"] = list(required)
     return schema
 
 
-_PARAMETERS = _parameters()
-_NAMESPACE = st.sampled_from(_NAMESPACES)
-
-
-@st.composite
-def _tool(draw: st.DrawFn, names: SearchStrategy[str], namespaced: bool) -> Tool:
-    name = draw(names)
-    namespace = draw(_NAMESPACE) if namespaced and draw(st.booleans()) else None
+def _make_tool(name: str, namespace: str | None, parameters: int) -> Tool:
     return Tool(
         name=name,
         namespace=namespace,
         description=f"Call {name} when the user asks for it.",
-        parameters=draw(_PARAMETERS),
+        parameters=_schema(*_PARAMETER_SETS[parameters]),
     )
 
 
-def tools(profile: Profile, api: Api) -> SearchStrategy[tuple[Tool, ...]]:
-    """1..max_tools tools with distinct flat names; shrinks toward one plain ``get_weather``."""
+@lru_cache(maxsize=8)
+def _tool(namespaced_names: bool, namespaces: bool) -> SearchStrategy[Tool]:
+    """One tool as one choice: name major, then namespace, then parameter set."""
+    names = _ALL if namespaced_names else _PLAIN
+    spaces: tuple[str | None, ...] = (None, *_NAMESPACES) if namespaces else (None,)
+    catalogue = tuple(
+        _make_tool(name, ns, p)
+        for name, ns, p in itertools.product(names, spaces, range(len(_PARAMETER_SETS)))
+    )
+    # Indexes, not the tools: the strategy's repr then stays short (Hypothesis prints it).
+    return st.integers(0, len(catalogue) - 1).map(catalogue.__getitem__)
+
+
+@lru_cache(maxsize=64)
+def _tools(namespaced_names: bool, namespaces: bool, max_tools: int) -> SearchStrategy[Any]:
     return st.lists(
-        _tool(tool_names(profile), api == "responses" and profile.namespace_tools),
+        _tool(namespaced_names, namespaces),
         min_size=1,
-        max_size=profile.max_tools,
+        max_size=max_tools,
         unique_by=lambda t: t.flat_name,
     ).map(tuple)
 
 
-def _value(schema: dict[str, Any], max_size: int) -> SearchStrategy[Any]:
+def tools(profile: Profile, api: Api) -> SearchStrategy[tuple[Tool, ...]]:
+    """1..max_tools tools with distinct flat names, one choice per tool; shrinks toward one plain
+    ``get_weather`` whose only parameter, ``city``, is optional.
+    """
+    namespaces = api == "responses" and profile.namespace_tools
+    strategy: SearchStrategy[tuple[Tool, ...]] = _tools(
+        profile.namespaced_tools, namespaces, profile.max_tools
+    )
+    return strategy
+
+
+_STRINGS = ("", "Paris", "a b c", "ünïcødé", "中文", 'say "hi"', "back\\slash", "line\nbreak", "😀")
+_INTEGERS = (0, 1, -1, 42, 1000, -1000, 7)
+_NUMBERS = (0.0, 1.5, -2.25, 1e6, 3.14159, -1e6)
+
+
+def _value(schema: dict[str, Any], byte: int) -> Any:
     if "enum" in schema:
-        return _enum_value(tuple(schema["enum"]))
-    return _typed_value(schema["type"], max_size)
-
-
-@lru_cache(maxsize=64)
-def _enum_value(choices: tuple[str, ...]) -> SearchStrategy[Any]:
-    return st.sampled_from(choices)
-
-
-@lru_cache(maxsize=64)
-def _typed_value(kind: str, max_size: int) -> SearchStrategy[Any]:
-    text = texts(max_size)
+        return schema["enum"][byte % len(schema["enum"])]
+    kind = schema["type"]
     if kind == "integer":
-        return st.integers(-1000, 1000)
+        return _INTEGERS[byte % len(_INTEGERS)]
     if kind == "number":
-        return st.floats(-1e6, 1e6, allow_nan=False)
+        return _NUMBERS[byte % len(_NUMBERS)]
     if kind == "boolean":
-        return st.booleans()
+        return byte % 2 == 1
     if kind == "array":
-        return st.lists(text, max_size=3)
-    return text
+        return [_STRINGS[(byte + k) % len(_STRINGS)] for k in range(byte % 4)]
+    return _STRINGS[byte % len(_STRINGS)]
 
 
 def _wrong_value(schema: dict[str, Any]) -> Any:
@@ -149,49 +191,58 @@ def _wrong_value(schema: dict[str, Any]) -> Any:
     return 42 if schema["type"] == "string" and "enum" not in schema else "not-a-number"
 
 
-@st.composite
-def _valid_object(draw: st.DrawFn, tool: Tool, max_size: int) -> dict[str, Any]:
-    properties: dict[str, Any] = tool.parameters.get("properties", {})
-    required = set(tool.parameters.get("required", ()))
-    return {
-        name: draw(_value(schema, max_size))
-        for name, schema in properties.items()
-        if name in required or draw(st.booleans())
-    }
+MALFORMED = ("{", "", "[1,", '{"city": }', "[]", "42", '"text"', "null")
+VIOLATIONS = ("extra_property", "wrong_type", "missing_required")
 
 
-_MALFORMED = st.sampled_from(("{", "", "[1,", '{"city": }', "[]", "42", '"text"', "null"))
-_VIOLATIONS = st.sampled_from(("wrong_type", "missing_required", "extra_property"))
-
-
-@st.composite
-def _arguments(draw: st.DrawFn, tool: Tool, profile: Profile) -> str:
-    kinds = ["valid"]
+def argument_kinds(profile: Profile) -> tuple[str, ...]:
+    """How a call's arguments may be made: valid (required only, then all) first."""
+    kinds = ["required", "full"]
     if profile.schema_violating_arguments:
-        kinds.append("violating")
+        kinds += VIOLATIONS
     if profile.malformed_arguments:
         kinds.append("malformed")
-    kind = draw(st.sampled_from(kinds))
+    return tuple(kinds)
+
+
+def render_arguments(tool: Tool, kind: str, seed: int) -> str:
+    """The raw ``arguments`` of a call to ``tool``: made the ``kind`` way, values from ``seed``.
+
+    Deterministic: seed 0 gives each property its simplest value ("", 0, false, the first enum
+    member, []), so ``required`` with seed 0 is the smallest valid object.
+    """
+    e = entropy(seed)
     if kind == "malformed":
-        return draw(_MALFORMED)
-    obj = draw(_valid_object(tool, profile.max_text_size))
-    if kind == "violating":
-        properties: dict[str, Any] = tool.parameters.get("properties", {})
-        required = [n for n in tool.parameters.get("required", ()) if n in obj]
-        how = draw(_VIOLATIONS)
-        if how == "missing_required" and required:
-            del obj[draw(st.sampled_from(required))]
-        elif how == "wrong_type" and properties:
-            name = draw(st.sampled_from(sorted(properties)))
-            obj[name] = _wrong_value(properties[name])
-        else:
-            obj["unexpected"] = True
+        return MALFORMED[seed % len(MALFORMED)]
+    properties: dict[str, Any] = tool.parameters.get("properties", {})
+    required = tool.parameters.get("required", ())
+    obj = {
+        name: _value(schema, e[-1 - i])
+        for i, (name, schema) in enumerate(properties.items())
+        if kind != "required" or name in required
+    }
+    if kind == "missing_required" and required:
+        del obj[required[seed % len(required)]]
+    elif kind == "wrong_type" and properties:
+        names = sorted(properties)
+        name = names[seed % len(names)]
+        obj[name] = _wrong_value(properties[name])
+    elif kind in VIOLATIONS:
+        obj["unexpected"] = True
     return json.dumps(obj, ensure_ascii=False)
+
+
+@lru_cache(maxsize=64)
+def _kinds(kinds: tuple[str, ...]) -> SearchStrategy[str]:
+    return st.sampled_from(kinds)
 
 
 def arguments(tool: Tool, profile: Profile) -> SearchStrategy[str]:
     """A call's raw ``arguments`` string for ``tool``: valid JSON for its schema, or broken on
-    purpose (malformed JSON, schema violations) when the profile allows; shrinks toward valid
-    arguments with only the required properties.
+    purpose (malformed JSON, schema violations) when the profile allows. Two choices: how the
+    arguments are made, and a seed for the values. Shrinks toward valid arguments with only the
+    required properties, each at its simplest value.
     """
-    return _arguments(tool, profile)
+    return st.tuples(_kinds(argument_kinds(profile)), SEEDS).map(
+        lambda pair: render_arguments(tool, *pair)
+    )

@@ -53,7 +53,8 @@ def test_finds_and_shrinks_each_planted_bug(bug: str, tmp_path: Path) -> None:
         for f in hits:
             assert {"url", "request", "oracle", "message", "observed", "reproduced"} <= set(f)
         smallest = min(hits, key=lambda f: wire_items(f["request"]))
-        assert wire_items(smallest["request"]) == spec.min_items, json.dumps(smallest["request"])
+        shown = json.dumps(smallest["request"]) + "\n" + result.output
+        assert wire_items(smallest["request"]) == spec.min_items, shown
         answer = httpx.post(smallest["url"], json=smallest["request"], timeout=10)
         ctype = answer.headers.get("content-type", "")
         assert shows_effect(bug, smallest["request"], answer.status_code, ctype, answer.text)

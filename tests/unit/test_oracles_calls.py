@@ -158,3 +158,24 @@ def test_tool_choice_is_silent_when_honoured(choice: str, obs: Observation) -> N
 def test_tool_choice_is_not_judged_when_tools_were_left_out() -> None:
     case = _case("none", include_tools=False)
     assert _run("tool_choice", _obs(_call("get_weather")), case) == []
+
+
+def test_namespaced_call_is_judged_by_its_own_tool_not_a_same_named_plain_one() -> None:
+    # A plain ``get_weather`` and a ``weather`` namespace holding a different ``get_weather``.
+    inner = Tool(
+        name="get_weather",
+        namespace="weather",
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string"}},
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    )
+    case = Case(history=History(tools=(WEATHER, inner), items=(UserMessage(text="hi"),)))
+    namespaced = _call("get_weather", '{"query": "Paris"}', namespace="weather")
+    assert _run("bad_arguments", _obs(namespaced, api="responses"), case) == []
+    assert _run("unknown_tool", _obs(namespaced, api="responses"), case) == []
+    plain = _call("get_weather", '{"query": "Paris"}')
+    (found,) = _run("bad_arguments", _obs(plain, api="responses"), case)
+    assert found.signature == "bad_arguments:schema:required"

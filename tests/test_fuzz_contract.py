@@ -1,0 +1,128 @@
+"""The fuzz command's promises: no key on disk, runnable repro.sh, a dying server is a finding."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from agentfuzz.cli import cli
+
+from .quality.planted_server import planted_server
+
+CANARY = "sk-agentfuzz-canary-7f3a9c"
+
+
+def _fuzz(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["fuzz", "--quiet", "--seed", "7", *args])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def test_api_key_never_reaches_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with planted_server(["ignore_choice_none"]) as url:
+        code, _ = _fuzz(
+            "--base-url", url, "--model", "m", "--api", "chat", "--stream",
+            "--max-examples", "100", "--out", str(out), "--api-key", CANARY,
+        )  # fmt: skip
+    assert code == 1
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written, "a finding should have been written"
+    for path in [*written, *Path(".agentfuzz").rglob("*")]:
+        if path.is_file():
+            assert CANARY.encode() not in path.read_bytes(), path
+
+
+def test_repro_sh_reproduces_with_curl(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with planted_server(["ignore_choice_none"]) as url:
+        code, _ = _fuzz(
+            "--base-url", url, "--model", "m", "--api", "chat", "--stream",
+            "--max-examples", "100", "--out", str(out),
+        )  # fmt: skip
+        assert code == 1
+        (bundle,) = [p.parent for p in out.glob("tool_choice-*/repro.sh")]
+        doc = json.loads((bundle / "repro.json").read_text())
+        assert doc["request"]["tool_choice"] == "none"
+        sent = subprocess.run(
+            ["sh", str(bundle / "repro.sh")], capture_output=True, text=True, timeout=30
+        )
+    assert sent.returncode == 0, sent.stderr
+    # The planted bug answers tool_choice "none" with a call anyway: the stream shows it.
+    assert '"tool_calls"' in sent.stdout
+    assert "[DONE]" in sent.stdout
+
+
+_ANSWER = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "m",
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "fine."},
+        }
+    ],
+}
+
+
+@contextmanager
+def _server_that_dies_after(answers: int) -> Iterator[str]:
+    """A correct chat server that stops listening after ``answers`` answers."""
+    count = 0
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            nonlocal count
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps(_ANSWER).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            count += 1
+            if count == answers:
+                threading.Thread(target=_stop, daemon=True).start()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    def _stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_server_that_stops_answering_is_a_finding(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with _server_that_dies_after(5) as url:
+        code, output = _fuzz(
+            "--base-url", url, "--model", "m", "--api", "chat", "--no-stream",
+            "--max-examples", "50", "--out", str(out), "--timeout", "3",
+        )  # fmt: skip
+    assert code == 1
+    assert "stopped answering" in output
+    docs = [json.loads(p.read_text()) for p in out.glob("*/repro.json")]
+    crash = [d for d in docs if d["signature"] == "error:stopped_answering"]
+    assert len(crash) == 1
+    assert crash[0]["oracle"] == "error"
+    assert crash[0]["request"]["messages"], "the last answered request is the repro"

@@ -1,0 +1,99 @@
+import re
+
+from agentfuzz.history import (
+    AssistantMessage,
+    Case,
+    History,
+    Options,
+    ReasoningItem,
+    Tool,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.reduce import case_size, reduce_case
+
+MISTRAL = re.compile(r"[A-Za-z0-9]{9}")
+
+
+def _big_case() -> Case:
+    calls = (
+        ToolCall(id="call_one", name="get_weather"),
+        ToolCall(id="abcDEF123", name="search"),
+    )
+    items = (
+        UserMessage(text="hello"),
+        UserMessage(text="Use get_weather and search."),
+        ReasoningItem(text="thinking"),
+        AssistantMessage(text="sure", reasoning="plan", tool_calls=calls),
+        ToolResult(call_id="call_one", output="sunny"),
+        ToolResult(call_id="abcDEF123", output="found"),
+        ToolResult(call_id="orphan", output="?"),
+        AssistantMessage(text="done"),
+        UserMessage(text="again"),
+    )
+    tools = (Tool(name="get_weather"), Tool(name="search"), Tool(name="unused"))
+    return Case(
+        history=History(tools=tools, items=items),
+        options=Options(temperature=0.7, seed=3, max_tokens=16),
+        api="responses",
+    )
+
+
+def _mistral_call(case: Case) -> bool:
+    return any(MISTRAL.fullmatch(c.id) for c in case.history.calls)
+
+
+def test_reduces_to_the_smallest_well_formed_history() -> None:
+    seen: list[Case] = []
+
+    def fails(case: Case) -> bool:
+        seen.append(case)
+        return _mistral_call(case)
+
+    small = reduce_case(_big_case(), fails)
+    # One user message, the assistant with the one call that matters, and whatever closes the
+    # history (its result, or the next user message: a dropped call is also well formed).
+    assert len(small.history.items) == 3
+    assert isinstance(small.history.items[0], UserMessage)
+    assert isinstance(small.history.items[2], UserMessage | ToolResult)
+    (call,) = small.history.calls
+    assert call.id == "abcDEF123"
+    assert [t.name for t in small.history.tools] == ["search"]
+    assert small.options == Options()
+    assert small.history.items[1] == AssistantMessage(tool_calls=(call,))
+    # Every candidate tried was well formed: it opens with the user and ends on user or result.
+    for case in seen:
+        assert isinstance(case.history.items[0], UserMessage)
+        assert isinstance(case.history.items[-1], UserMessage | ToolResult)
+        answered = {it.call_id for it in case.history.items if isinstance(it, ToolResult)}
+        made = {c.id for c in case.history.calls} | {"orphan"}
+        assert answered <= made
+
+
+def test_a_case_that_stops_failing_is_left_alone() -> None:
+    case = _big_case()
+    assert reduce_case(case, lambda _: False) == case
+
+
+def test_budget_bounds_the_calls() -> None:
+    calls = 0
+
+    def fails(case: Case) -> bool:
+        nonlocal calls
+        calls += 1
+        return _mistral_call(case)
+
+    reduce_case(_big_case(), fails, budget=3)
+    assert calls == 3
+
+
+def test_size_counts_assistant_text_before_json_length() -> None:
+    call = ToolCall(id="x", name="t")
+    with_text = AssistantMessage(text="", reasoning="", tool_calls=(call,))
+    bare = AssistantMessage(tool_calls=(call,))
+
+    def case(it: AssistantMessage) -> Case:
+        return Case(history=History(tools=(Tool(name="t"),), items=(UserMessage(text="u"), it)))
+
+    assert case_size(case(bare)) < case_size(case(with_text))
