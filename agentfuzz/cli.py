@@ -96,26 +96,24 @@ def _target(base_url: str | None, serve: str | None) -> Iterator[str]:
 
 
 def _summary(console: Console, report: Report) -> None:
-    table = Table(title="agentfuzz", show_lines=False)
-    table.add_column("oracle")
-    table.add_column("message")
+    table = Table(title="agentfuzz findings")
+    table.add_column("oracle", no_wrap=True)
     table.add_column("size", justify="right")
-    table.add_column("reproduced", justify="right")
-    table.add_column("repro")
+    table.add_column("reproduced", justify="right", no_wrap=True)
+    table.add_column("message")
     for f in report.findings:
-        table.add_row(
-            f.violation.oracle,
-            f.violation.message[:70],
-            str(f.case.history.size),
-            f.reproduced + (" flaky" if f.flaky else ""),
-            str(f.bundle / "repro.json"),
-        )
-    examples = ", ".join(f"{mode} {n}" for mode, n in report.examples.items())
+        rate = f.reproduced + (" flaky" if f.flaky else "")
+        table.add_row(f.violation.oracle, str(f.case.history.size), rate, f.violation.message)
     if report.findings:
         console.print(table)
+        # Paths on lines of their own, whole, so they can be copied.
+        for f in report.findings:
+            console.print(f"repro: {f.bundle / 'repro.json'}", soft_wrap=True, highlight=False)
+    examples = ", ".join(f"{mode} {n}" for mode, n in report.examples.items())
     console.print(
         f"{len(report.findings)} finding(s) · examples: {examples or 'none'} · "
-        f"{report.calls} requests · {report.elapsed:.1f}s"
+        f"{report.calls} requests · {report.elapsed:.1f}s",
+        highlight=False,
     )
     if report.stopped_answering:
         console.print("the server stopped answering: the last request it answered is the repro")

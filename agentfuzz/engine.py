@@ -168,72 +168,64 @@ class _StopRun(BaseException):
 Progress = Callable[[str, int, int], None]
 
 
+MAX_PASSES = 8
+
+
 def _fuzz_mode(
     config: FuzzConfig, target: Target, store: FindingStore, mode: Mode, progress: Progress
 ) -> int:
-    """Fuzz one api/stream mode; return how many examples were run.
+    """Fuzz one api/stream mode; return how many requests it took.
 
-    A first pass looks for every failure. An example can show two failures at once, and only
-    one of them can steer Hypothesis's shrinker; each failure that never did gets a second,
-    targeted pass whose property fails only for it, so it is shrunk on its own too.
+    Hypothesis stops generating soon after its first failures, and only the first failure an
+    example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
+    failures no earlier pass has shrunk, and passes go on while they find new ones. The last
+    pass finds nothing new, so it has explored ``max_examples`` examples in full.
     """
     api, stream = mode
     label = f"{api}/{'stream' if stream else 'no-stream'}"
     count = 0
+    shrunk: set[tuple[str, str]] = set()
     raised: set[tuple[str, str]] = set()
-    seen: set[tuple[str, str]] = set()
 
-    def checker(wanted: tuple[str, str] | None) -> Callable[[Case], None]:
-        def check(case: Case) -> None:
-            _check(case, wanted)
-
-        return check
-
-    def _check(case: Case, wanted: tuple[str, str] | None) -> None:
+    def check(case: Case) -> None:
         nonlocal count
         count += 1
         progress(label, count, len(store.by_key))
-        try:
-            obs = target.observe(case)
-        except TargetUnreachable as exc:
-            raise _StopRun(str(exc)) from None
-        violations = oracles.check(case, obs, only=config.only, skip=config.skip)
-        for v in violations:
-            store.offer(v, case, obs)
-            seen.add(v.key)
-        chosen = [v for v in violations if wanted is None or v.key == wanted]
-        if chosen:
-            first = chosen[0]
+        fresh = [v for v in _judge(config, target, store, case) if v.key not in shrunk]
+        if fresh:
+            first = fresh[0]
             raised.add(first.key)
             failure = _failure_class(first.key)(f"{first.oracle}: {first.message}")
             failure.violation = first
             raise failure
 
-    _hypothesis_pass(config, target, mode, checker(None), config.max_examples)
-    # Targeted passes start from the saved failures in the example database, so a quarter
-    # of the budget is enough to rediscover and shrink a failure that was already seen.
-    for key in sorted(seen - raised):
-        _hypothesis_pass(config, target, mode, checker(key), max(10, config.max_examples // 4))
+    for number in range(MAX_PASSES):
+        before = len(raised)
+        seed = None if config.seed is None else config.seed + number
+        _hypothesis_pass(config, target, mode, check, seed)
+        shrunk |= raised
+        if len(raised) == before:
+            break
     return count
 
 
 def _hypothesis_pass(
-    config: FuzzConfig, target: Target, mode: Mode, check: Callable[[Case], None], examples: int
+    config: FuzzConfig, target: Target, mode: Mode, check: Callable[[Case], None], seed: int | None
 ) -> None:
     api, stream = mode
     db = None
     if config.database is not None:
         db = DirectoryBasedExampleDatabase(str(config.database))
     prop = settings(
-        max_examples=examples,
+        max_examples=config.max_examples,
         deadline=None,
         database=db,
         report_multiple_bugs=True,
         suppress_health_check=list(HealthCheck),
         print_blob=False,
     )(given(cases(config.profile, api, stream))(check))
-    if config.seed is not None:
-        prop = hypothesis_seed(config.seed)(prop)
+    if seed is not None:
+        prop = hypothesis_seed(seed)(prop)
     # One example database key per target and mode, so saved failures replay where they failed.
     key = f"{target.base_url}|{target.model}|{config.profile.name}|{api}|{stream}".encode()
     prop._hypothesis_internal_database_key = hashlib.sha1(key).digest()  # type: ignore[attr-defined]
@@ -243,10 +235,8 @@ def _hypothesis_pass(
         prop()
 
 
-def _judge(
-    config: FuzzConfig, target: Target, store: FindingStore, case: Case
-) -> set[tuple[str, str]]:
-    """Send ``case`` once; offer what it shows to the store; return the failure keys it shows."""
+def _judge(config: FuzzConfig, target: Target, store: FindingStore, case: Case) -> list[Violation]:
+    """Send ``case`` once, offer every violation it shows to the store, and return them."""
     try:
         obs = target.observe(case)
     except TargetUnreachable as exc:
@@ -254,18 +244,22 @@ def _judge(
     found = oracles.check(case, obs, only=config.only, skip=config.skip)
     for v in found:
         store.offer(v, case, obs)
-    return {v.key for v in found}
+    return found
+
+
+def _shows(key: tuple[str, str], violations: list[Violation]) -> bool:
+    return any(v.key == key for v in violations)
 
 
 def _reduce(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
     key = finding.violation.key
-    reduce_case(finding.case, lambda case: key in _judge(config, target, store, case))
+    reduce_case(finding.case, lambda case: _shows(key, _judge(config, target, store, case)))
 
 
 def _trials(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
     hits = 0
     for _ in range(config.trials):
-        hits += finding.violation.key in _judge(config, target, store, finding.case)
+        hits += _shows(finding.violation.key, _judge(config, target, store, finding.case))
     finding.reproduced = f"{hits}/{config.trials}"
     finding.flaky = 0 < hits < config.trials
 

@@ -126,3 +126,39 @@ def test_a_server_that_stops_answering_is_a_finding(tmp_path: Path) -> None:
     assert len(crash) == 1
     assert crash[0]["oracle"] == "error"
     assert crash[0]["request"]["messages"], "the last answered request is the repro"
+
+
+def _wire_items(request: dict[str, object]) -> int:
+    items = request.get("messages", request.get("input"))
+    assert isinstance(items, list)
+    return len(items)
+
+
+def test_every_distinct_failure_is_reported_and_shrunk_on_its_own(tmp_path: Path) -> None:
+    from .quality.planted_server import BUGS
+
+    bugs = ["empty_on_foreign_id", "leak_without_tools", "echo_bad_args"]
+    out = tmp_path / "out"
+    with planted_server(bugs) as url:
+        code, _ = _fuzz(
+            "--base-url", url, "--model", "m", "--api", "chat", "--no-stream",
+            "--max-examples", "300", "--out", str(out),
+        )  # fmt: skip
+    assert code == 1
+    docs = [json.loads(p.read_text()) for p in out.glob("*/repro.json")]
+    for bug in bugs:
+        spec = BUGS[bug]
+        sizes = [_wire_items(d["request"]) for d in docs if d["oracle"] == spec.oracle]
+        assert sizes, f"{bug}: no {spec.oracle} finding"
+        assert min(sizes) == spec.min_items, bug
+
+
+def test_skipped_oracles_do_not_judge(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with planted_server(["ignore_choice_none"]) as url:
+        code, _ = _fuzz(
+            "--base-url", url, "--model", "m", "--api", "chat", "--stream",
+            "--max-examples", "100", "--out", str(out), "--skip-oracles", "tool_choice",
+        )  # fmt: skip
+    assert code == 0
+    assert list(out.glob("*/repro.json")) == []

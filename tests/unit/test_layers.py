@@ -1,0 +1,73 @@
+"""The layers in ARCHITECTURE.md run one way: no module imports a layer above its own."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import agentfuzz
+
+PACKAGE = Path(agentfuzz.__file__).parent
+
+# Top-level module or subpackage -> layer, as ARCHITECTURE.md draws it.
+LAYERS = {
+    "history": 1,
+    "observation": 1,
+    "ids": 2,
+    "profiles": 2,
+    "strategies": 3,
+    "dialects": 4,
+    "transport": 5,
+    "oracles": 6,
+    "reduce": 7,
+    "repro": 7,
+    "engine": 7,
+    "cli": 8,
+    "__init__": 8,
+}
+
+
+def _imports(path: Path) -> set[str]:
+    """The agentfuzz top-level parts a module imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "agentfuzz" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+def _part(path: Path) -> str:
+    rel = path.relative_to(PACKAGE).parts
+    return rel[0].removesuffix(".py")
+
+
+def test_every_module_has_a_layer() -> None:
+    parts = {_part(p) for p in PACKAGE.rglob("*.py")}
+    assert parts - {"reference"} <= set(LAYERS)
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    wrong = []
+    for path in PACKAGE.rglob("*.py"):
+        own = _part(path)
+        for used in _imports(path) - {own}:
+            if own == "reference" or used == "reference":
+                continue
+            if LAYERS.get(used, 0) > LAYERS[own]:
+                wrong.append(f"{path.relative_to(PACKAGE)} imports agentfuzz.{used}")
+    assert wrong == []
+
+
+def test_reference_server_shares_no_code_with_the_client_side() -> None:
+    for path in (PACKAGE / "reference").rglob("*.py"):
+        assert _imports(path) <= {"reference"}, path
+    # Only the CLI reaches into the reference server.
+    users = {_part(p) for p in PACKAGE.rglob("*.py") if "reference" in _imports(p)}
+    assert users <= {"reference", "cli"}
