@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import click
 from rich.console import Console
@@ -49,6 +50,45 @@ def _names(value: str | None) -> list[str] | None:
     return names
 
 
+def _base_url(value: str | None) -> str | None:
+    """``value`` if it is an http(s) URL with a host and a valid port; else exit 2."""
+    if value is None:
+        return None
+    problem = ""
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # ValueError when not a number in 0-65535
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        if parts.scheme not in ("http", "https"):
+            problem = "expected an http:// or https:// URL, e.g. http://host:8000/v1"
+        elif not parts.hostname:
+            problem = "no host"
+        elif port == 0:
+            problem = "port 0"
+        elif any(c.isspace() or not c.isprintable() for c in value):
+            problem = "contains whitespace or control characters"
+    if problem:
+        _fail(EXIT_USAGE, f"--base-url {value!r}: {problem}")
+    return value
+
+
+def _api_key(value: str | None) -> str | None:
+    # A header value must be printable ASCII; anything else fails on every request instead.
+    if value and not all("!" <= c <= "~" for c in value):
+        _fail(EXIT_USAGE, "--api-key: only printable ASCII without spaces can be sent")
+    return value
+
+
+def _trials(value: str) -> int:
+    if value == "auto":
+        _fail(EXIT_USAGE, "--trials auto is not available yet: pass a number of trials")
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
+        _fail(EXIT_USAGE, f"--trials {value}: expected a positive integer")
+    return int(value)
+
+
 def _writable_out(out: Path) -> Path:
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -67,7 +107,7 @@ def _first_model(base_url: str, api_key: str | None, timeout: float) -> str:
         except TargetUnreachable:
             raise
         except Exception as exc:  # any answer we cannot read as a model list
-            _fail(EXIT_USAGE, f"cannot read {base_url}/models ({exc}); pass --model")
+            _fail(EXIT_USAGE, f"{exc}; pass --model")
     if not models:
         _fail(EXIT_USAGE, f"{base_url}/models lists no model; pass --model")
     return models[0]
@@ -83,12 +123,14 @@ def _target(base_url: str | None, serve: str | None) -> Iterator[str]:
         from agentfuzz.reference import serve_in_thread
     except ImportError:  # pragma: no cover - the reference server ships with the package
         _fail(EXIT_USAGE, "no --base-url given and the reference server is not available")
-    profile = serve or DEFAULT_SERVE_PROFILE
+    profile = DEFAULT_SERVE_PROFILE if serve is None else serve
     try:
         server = serve_in_thread(profile)
         url = server.__enter__()
     except (KeyError, ValueError) as exc:
         _fail(EXIT_USAGE, f"--serve {profile}: {exc.args[0] if exc.args else exc}")
+    except (OSError, RuntimeError) as exc:
+        _fail(EXIT_USAGE, f"--serve {profile}: cannot start the reference server: {exc}")
     try:
         yield url
     finally:
@@ -214,11 +256,18 @@ def fuzz(
         _fail(EXIT_USAGE, f"--mode {mode} is not available yet: only synthetic histories are")
     if workers != 1:
         _fail(EXIT_USAGE, "--workers > 1 is not available yet")
-    if not trials.isdigit() or int(trials) < 1:
-        _fail(EXIT_USAGE, f"--trials {trials}: expected a positive integer")
+    trial_count = _trials(trials)
+    base_url = _base_url(base_url)
+    api_key = _api_key(api_key)
+    if model is not None and not model.strip():
+        _fail(EXIT_USAGE, "--model: empty model name")
     fuzz_profile = load_profile(profile)
     modes = tuple(m for m in ALL_MODES if (api in (None, m[0])) and (stream in (None, m[1])))
     selected, skipped = _names(only), _names(skip) or []
+    if selected == []:
+        _fail(EXIT_USAGE, f"--oracles {only!r}: names no oracle")
+    if not set(oracles.names() if selected is None else selected) - set(skipped):
+        _fail(EXIT_USAGE, "--oracles/--skip-oracles leave no oracle to run")
     _writable_out(out)
     err = Console(stderr=True)
     with _target(base_url, serve) as url:
@@ -232,7 +281,7 @@ def fuzz(
             api_key=api_key,
             max_examples=max_examples,
             seed=seed,
-            trials=int(trials),
+            trials=trial_count,
             only=selected,
             skip=skipped,
             timeout=timeout,
@@ -254,6 +303,13 @@ def fuzz(
 
             report = run(config, progress)
     _summary(Console(), report)
+    if report.not_served:
+        # Repros written so far stay on disk; the run itself tested nothing.
+        _fail(
+            EXIT_USAGE,
+            f"every request was answered {report.not_served}: nothing was tested "
+            "(check --base-url, --api-key, --model)",
+        )
     raise _Exit(EXIT_FOUND if report.findings else EXIT_CLEAN, "")
 
 
@@ -273,7 +329,10 @@ def serve(
 
     if profile not in PROFILES:
         _fail(EXIT_USAGE, f"unknown profile {profile!r} (known: {', '.join(sorted(PROFILES))})")
-    run_server(profile, host, port, temperature=temperature, seed=seed, latency_ms=latency_ms)
+    try:
+        run_server(profile, host, port, temperature=temperature, seed=seed, latency_ms=latency_ms)
+    except OSError as exc:  # the address is in use, not ours, or the host does not resolve
+        _fail(EXIT_USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,6 +33,10 @@ from agentfuzz.transport.live import LiveTransport, TargetUnreachable
 
 __all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Report", "Target", "run"]
 
+# Statuses that say the request never reached a model: a wrong key, path or model name, or a
+# rate limit. A run where every answer is one of them tested nothing, whatever else it saw.
+NOT_SERVED = frozenset({401, 403, 404, 405, 429})
+
 Mode = tuple[Api, bool]
 ALL_MODES: tuple[Mode, ...] = (
     ("chat", False),
@@ -71,6 +75,8 @@ class Target:
         self.calls = 0
         self.answered = 0
         self.last_answered: tuple[Case, Observation] | None = None
+        self.not_served = 0
+        self.last_not_served = ""
 
     def observe(self, case: Case) -> Observation:
         path, body = build_request(case, self.model)
@@ -78,6 +84,9 @@ class Target:
         exchange = self.transport.send(path, body, case.stream)
         obs = assemble(exchange)
         self.answered += 1
+        if exchange.status in NOT_SERVED:
+            self.not_served += 1
+            self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
         self.last_answered = (case, obs)
         return obs
 
@@ -111,6 +120,8 @@ class Report:
     elapsed: float = 0.0
     stopped_answering: bool = False
     interrupted: bool = False
+    # Set when every answer was a 401/403/404/405/429: the target was not tested at all.
+    not_served: str | None = None
 
 
 class FindingStore:
@@ -296,6 +307,8 @@ def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
         report.interrupted = True
     finally:
         report.calls = target.calls
+        if target.answered and target.not_served == target.answered:
+            report.not_served = target.last_not_served.strip()
         target.close()
     report.findings = sorted(store.by_key.values(), key=lambda f: f.violation.key)
     report.elapsed = time.monotonic() - started

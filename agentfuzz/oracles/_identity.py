@@ -138,7 +138,7 @@ def _stream_indexes(indexes: tuple[int | None, ...]) -> Iterator[Violation]:
     if distinct != list(range(len(distinct))):
         yield Violation(
             oracle="index_gap",
-            message=f"streamed tool_call indexes are not 0..{len(distinct) - 1}",
+            message=f"streamed tool_call indexes {distinct}, expected {list(range(len(distinct)))}",
             evidence=evidence,
             signature="index_gap:gap",
         )

@@ -20,6 +20,15 @@ from agentfuzz.observation import Exchange, SSEEvent
 __all__ = ["LiveTransport", "ModelListError", "TargetUnreachable"]
 
 _FAILURE_LIMIT = 300
+# A response is read for at most ``timeout`` seconds in all and this many bytes (or SSE event
+# bytes), so a server that streams forever (``data: {}`` without end) cannot hang the run or
+# exhaust memory; what was read so far is kept and the overrun is the finding.
+BODY_LIMIT = 32 * 1024 * 1024
+_EVENT_OVERHEAD = 64
+
+
+class _Overrun(Exception):
+    """The response went on past the request's deadline or size budget."""
 
 
 class TargetUnreachable(Exception):
@@ -53,6 +62,7 @@ class LiveTransport:
 
     def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 60.0) -> None:
         self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
             headers=headers,
@@ -78,6 +88,17 @@ class LiveTransport:
         events: list[SSEEvent] = []
         failure: str | None = None
         started = time.perf_counter()
+        deadline = started + self.timeout
+        size = 0
+
+        def budget(more: int) -> None:
+            nonlocal size
+            size += more
+            if size > BODY_LIMIT:
+                raise _Overrun(f"ResponseTooLarge: more than {BODY_LIMIT} bytes")
+            if time.perf_counter() > deadline:
+                raise _Overrun(f"ReadTimeout: response not complete after {self.timeout:g}s")
+
         try:
             with self._client.stream("POST", url, content=content, headers=headers) as response:
                 status = response.status_code
@@ -87,13 +108,17 @@ class LiveTransport:
                         # httpx-sse names unnamed events "message"; the wire had no name.
                         name = None if sse.event == "message" else sse.event
                         events.append(SSEEvent(name, sse.data))
+                        budget(len(sse.data) + _EVENT_OVERHEAD)
                 else:
                     for chunk in response.iter_bytes():
                         chunks.append(chunk)
+                        budget(len(chunk))
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise TargetUnreachable(f"cannot connect to {self.base_url}: {_reason(exc)}") from None
         except httpx.HTTPError as exc:
             failure = _failure(exc)
+        except _Overrun as exc:
+            failure = str(exc)[:_FAILURE_LIMIT]
         return Exchange(
             url=url,
             request=body,
@@ -109,20 +134,27 @@ class LiveTransport:
     def models(self) -> list[str]:
         """The model ids ``GET /models`` lists, in the server's order."""
         url = self.base_url + "/models"
+        deadline = time.perf_counter() + self.timeout
+        raw = b""
         try:
-            response = self._client.get(url)
+            with self._client.stream("GET", url) as response:
+                status = response.status_code
+                for chunk in response.iter_bytes():
+                    raw += chunk
+                    if len(raw) > BODY_LIMIT or time.perf_counter() > deadline:
+                        raise ModelListError(f"GET {url} did not finish within budget")
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise TargetUnreachable(f"cannot connect to {self.base_url}: {_reason(exc)}") from None
         except httpx.HTTPError as exc:
             raise ModelListError(f"GET {url} failed: {_failure(exc)}") from None
         try:
-            data = response.json().get("data")
+            data = json.loads(raw).get("data")
             ids = [entry["id"] for entry in data]
-        except (ValueError, AttributeError, TypeError, KeyError):
+        except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
             ids = None
-        if response.status_code != 200 or ids is None or not all(isinstance(i, str) for i in ids):
-            snippet = " ".join(response.text.split())[:120]
-            raise ModelListError(f"GET {url} answered {response.status_code}: {snippet}")
+        if status != 200 or ids is None or not all(isinstance(i, str) for i in ids):
+            snippet = " ".join(raw.decode("utf-8", errors="replace").split())[:120]
+            raise ModelListError(f"GET {url} answered {status}: {snippet}")
         return ids
 
     def close(self) -> None:

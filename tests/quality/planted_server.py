@@ -8,13 +8,14 @@ the smallest request (in wire items: ``len(messages)`` or ``len(input)``) that f
 
 This is test code on the server side: it must not import ``agentfuzz`` (a parsing bug shared
 with the client would hide itself).
+
+This module holds the bug table, the triggers and the plan, the app and ``planted_server()``;
+``planted_request`` parses a request, ``planted_answer`` builds the answer bodies and events.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import re
 import socket
 import threading
@@ -22,7 +23,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
@@ -31,6 +32,30 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from .planted_answer import (
+    CREATED,
+    Event,
+    Ids,
+    Plan,
+    chat_body,
+    chat_events,
+    error_frame,
+    output_items,
+    response_body,
+    response_events,
+    schema_example,
+)
+from .planted_request import (
+    BadRequest,
+    Call,
+    Entry,
+    ParsedRequest,
+    ToolDecl,
+    parse,
+    parse_chat,
+    parse_responses,
+)
 
 __all__ = [
     "BUGS",
@@ -86,203 +111,7 @@ KIMI_MARKUP = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.x:0<|tool_call_argument_begin|>{}"
     "<|tool_call_end|><|tool_calls_section_end|>"
 )
-_CREATED = 1_700_000_000
 _MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
-
-
-class _BadRequest(Exception):
-    """A request the server refuses with a 4xx JSON error (a legitimate refusal, not a bug)."""
-
-
-@dataclass
-class _Call:
-    id: str
-    name: str
-    arguments: Any
-    namespace: str | None = None
-
-
-@dataclass
-class _Entry:
-    """One history item, dialect-free: user, assistant (with calls), tool (a result), or other."""
-
-    kind: str
-    text: str = ""
-    calls: list[_Call] = field(default_factory=list)
-    call_id: str = ""
-    after_reasoning: bool = False
-
-
-@dataclass
-class _ToolDecl:
-    name: str
-    flat: str
-    namespace: str | None
-    parameters: Any
-
-
-@dataclass
-class _Req:
-    api: str
-    stream: bool
-    model: str
-    entries: list[_Entry]
-    tools: list[_ToolDecl]
-    choice: str
-    named: str | None
-    body: dict[str, Any]
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(_str(p.get("text")) for p in content if isinstance(p, dict))
-    return ""
-
-
-def _choice(raw: Any) -> tuple[str, str | None]:
-    if isinstance(raw, str) and raw in ("auto", "none", "required"):
-        return raw, None
-    if isinstance(raw, dict):
-        fn = raw.get("function")
-        name = fn.get("name") if isinstance(fn, dict) else raw.get("name")
-        if isinstance(name, str):
-            return "named", name
-    if raw is None:
-        return "auto", None
-    raise _BadRequest(f"unsupported tool_choice: {raw!r}")
-
-
-def _parse_chat(body: dict[str, Any]) -> tuple[list[_Entry], list[_ToolDecl]]:
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        raise _BadRequest("messages must be a list")
-    entries: list[_Entry] = []
-    for m in messages:
-        if not isinstance(m, dict):
-            raise _BadRequest("each message must be an object")
-        role = m.get("role")
-        if role == "user":
-            entries.append(_Entry("user", _text(m.get("content"))))
-        elif role == "assistant":
-            calls = []
-            for tc in m.get("tool_calls") or []:
-                fn = tc.get("function") if isinstance(tc, dict) else None
-                if isinstance(fn, dict):
-                    calls.append(
-                        _Call(_str(tc.get("id")), _str(fn.get("name")), fn.get("arguments"))
-                    )
-            entries.append(_Entry("assistant", _text(m.get("content")), calls))
-        elif role == "tool":
-            entries.append(_Entry("tool", call_id=_str(m.get("tool_call_id"))))
-        else:
-            entries.append(_Entry("other"))
-    tools = []
-    for t in body.get("tools") or []:
-        fn = t.get("function") if isinstance(t, dict) else None
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            tools.append(_ToolDecl(fn["name"], fn["name"], None, fn.get("parameters")))
-    return entries, tools
-
-
-def _parse_responses(body: dict[str, Any]) -> tuple[list[_Entry], list[_ToolDecl]]:
-    raw = body.get("input")
-    items = [{"type": "message", "role": "user", "content": raw}] if isinstance(raw, str) else raw
-    if not isinstance(items, list):
-        raise _BadRequest("input must be a string or a list")
-    entries: list[_Entry] = []
-    previous = ""
-    for it in items:
-        if not isinstance(it, dict):
-            raise _BadRequest("each input item must be an object")
-        kind = it.get("type", "message" if "role" in it else "")
-        if kind == "message":
-            role = "user" if it.get("role") == "user" else "assistant"
-            entries.append(_Entry(role, _text(it.get("content"))))
-        elif kind == "function_call":
-            call = _Call(_str(it.get("call_id")), _str(it.get("name")), it.get("arguments"))
-            call.namespace = it.get("namespace") if isinstance(it.get("namespace"), str) else None
-            # Consecutive function_call items are one assistant turn's parallel calls.
-            if previous == "function_call":
-                entries[-1].calls.append(call)
-            else:
-                entries.append(
-                    _Entry("assistant", calls=[call], after_reasoning=previous == "reasoning")
-                )
-        elif kind == "function_call_output":
-            entries.append(_Entry("tool", call_id=_str(it.get("call_id"))))
-        else:
-            entries.append(_Entry("reasoning" if kind == "reasoning" else "other"))
-        previous = kind
-    tools = []
-    for t in body.get("tools") or []:
-        if not isinstance(t, dict) or not isinstance(t.get("name"), str):
-            continue
-        if t.get("type") == "function":
-            tools.append(_ToolDecl(t["name"], t["name"], None, t.get("parameters")))
-        elif t.get("type") == "namespace":
-            ns = t["name"]
-            for inner in t.get("tools") or []:
-                if isinstance(inner, dict) and isinstance(inner.get("name"), str):
-                    name = inner["name"]
-                    tools.append(_ToolDecl(name, f"{ns}__{name}", ns, inner.get("parameters")))
-    return entries, tools
-
-
-def _parse(api: str, body: dict[str, Any]) -> _Req:
-    entries, tools = (_parse_chat if api == "chat" else _parse_responses)(body)
-    choice, named = _choice(body.get("tool_choice"))
-    model = _str(body.get("model")) or "planted"
-    return _Req(api, body.get("stream") is True, model, entries, tools, choice, named, body)
-
-
-def _example(schema: Any) -> Any:
-    """A value satisfying a (simple) JSON schema: required properties only, the first enum value."""
-    if not isinstance(schema, dict):
-        return {}
-    if "const" in schema:
-        return schema["const"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if isinstance(schema.get(key), list) and schema[key]:
-            return _example(schema[key][0])
-    kind = schema.get("type", "object" if "properties" in schema else None)
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind == "object":
-        props = schema.get("properties")
-        props = props if isinstance(props, dict) else {}
-        required = [k for k in schema.get("required") or [] if isinstance(k, str)]
-        return {k: _example(props.get(k, {})) for k in required}
-    if kind == "array":
-        return [_example(schema.get("items", {})) for _ in range(int(schema.get("minItems", 0)))]
-    if kind == "string":
-        size = max(int(schema.get("minLength", 1)), 1)
-        return "x" * min(size, int(schema.get("maxLength", size)))
-    if kind in ("integer", "number"):
-        low, high = _bounds(schema)
-        return min(max(0, low), high)
-    return {"boolean": False, "null": None}.get(kind, {}) if isinstance(kind, str) else {}
-
-
-def _bounds(schema: dict[str, Any]) -> tuple[float, float]:
-    """Integer bounds from minimum/maximum and their exclusive forms."""
-    low, high = -math.inf, math.inf
-    if isinstance(schema.get("minimum"), int | float):
-        low = math.ceil(schema["minimum"])
-    elif isinstance(schema.get("exclusiveMinimum"), int | float):
-        low = math.floor(schema["exclusiveMinimum"]) + 1
-    if isinstance(schema.get("maximum"), int | float):
-        high = math.floor(schema["maximum"])
-    elif isinstance(schema.get("exclusiveMaximum"), int | float):
-        high = math.ceil(schema["exclusiveMaximum"]) - 1
-    return low, high
 
 
 def _well_formed(arguments: Any) -> bool:
@@ -292,7 +121,7 @@ def _well_formed(arguments: Any) -> bool:
         return False
 
 
-def _turn_results(entries: list[_Entry], start: int) -> Counter[str]:
+def _turn_results(entries: list[Entry], start: int) -> Counter[str]:
     """Result ids that follow the assistant entry at ``start``, up to the next non-result."""
     ids: Counter[str] = Counter()
     for e in entries[start + 1 :]:
@@ -305,7 +134,7 @@ def _turn_results(entries: list[_Entry], start: int) -> Counter[str]:
 class _Triggers:
     """Which bug triggers a parsed request holds; each is a structural fact about its history."""
 
-    def __init__(self, req: _Req) -> None:
+    def __init__(self, req: ParsedRequest) -> None:
         entries = req.entries
         calls = [c for e in entries for c in e.calls]
         call_ids = {c.id for c in calls}
@@ -335,22 +164,12 @@ class _Triggers:
         )
 
 
-@dataclass
-class _Plan:
-    """What the answer says: text, or one call; plus the finish reason / status it carries."""
-
-    text: str | None = None
-    call: _Call | None = None
-    finish: str = "stop"
-    status: str = "completed"
-
-
-def _pick_tool(req: _Req) -> _ToolDecl:
+def _pick_tool(req: ParsedRequest) -> ToolDecl:
     if req.choice == "named":
         for t in req.tools:
             if req.named in (t.flat, t.name):
                 return t
-        raise _BadRequest(f"tool_choice names an undeclared tool: {req.named!r}")
+        raise BadRequest(f"tool_choice names an undeclared tool: {req.named!r}")
     users = [e.text for e in req.entries if e.kind == "user"]
     said = users[-1] if users else ""
     # The longest flat name the user said wins; a bare namespaced name only if none matched.
@@ -358,9 +177,9 @@ def _pick_tool(req: _Req) -> _ToolDecl:
     return max(named, key=lambda t: len(t.flat)) if named else req.tools[0]
 
 
-def _plan(req: _Req, trig: _Triggers, bugs: frozenset[str], ids: _Ids) -> _Plan:
+def _plan(req: ParsedRequest, trig: _Triggers, bugs: frozenset[str], ids: Ids) -> Plan:
     if "empty_on_foreign_id" in bugs and trig.foreign_id:
-        return _Plan(text="")
+        return Plan(text="")
     wants_call = bool(req.tools) and (
         req.choice in ("required", "named") or (req.choice == "auto" and trig.last_is_user)
     )
@@ -368,7 +187,7 @@ def _plan(req: _Req, trig: _Triggers, bugs: frozenset[str], ids: _Ids) -> _Plan:
         wants_call = True
     if wants_call:
         tool = _pick_tool(req)
-        example = _example(tool.parameters)
+        example = schema_example(tool.parameters)
         arguments = json.dumps(example if isinstance(example, dict) else {})
         if "echo_bad_args" in bugs and trig.answered_bad_args and trig.last_is_user:
             arguments = "{"
@@ -376,219 +195,19 @@ def _plan(req: _Req, trig: _Triggers, bugs: frozenset[str], ids: _Ids) -> _Plan:
         if "truncate_dotted" in bugs and "." in name:
             name = name.rsplit(".", 1)[1]
         namespace = tool.namespace if req.api == "responses" else None
-        plan = _Plan(call=_Call(ids.mint("call_", "call", 24), name, arguments, namespace))
+        plan = Plan(call=Call(ids.mint("call_", "call", 24), name, arguments, namespace))
         plan.finish = "tool_calls"
     else:
         leak = "leak_without_tools" in bugs and not req.body.get("tools") and trig.has_call
-        plan = _Plan(text=KIMI_MARKUP if leak else "done.")
+        plan = Plan(text=KIMI_MARKUP if leak else "done.")
     if "bad_finish" in bugs and trig.orphan_after_result:
         plan.finish, plan.status = "banana", "weird"
     return plan
 
 
-class _Ids:
-    """Deterministic ids: a hash of the request minus ``stream``; a repeat gets the same ids."""
-
-    def __init__(self, body: dict[str, Any]) -> None:
-        rest = {k: v for k, v in body.items() if k != "stream"}
-        self.seed = json.dumps(rest, sort_keys=True, ensure_ascii=True, default=str)
-
-    def mint(self, prefix: str, salt: str, size: int) -> str:
-        return prefix + hashlib.sha256(f"{salt}|{self.seed}".encode()).hexdigest()[:size]
-
-
-Event = tuple[str | None, str]
-
-
-def _chat_body(req: _Req, plan: _Plan, ids: _Ids) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": plan.text}
-    if plan.call:
-        fn = {"name": plan.call.name, "arguments": plan.call.arguments}
-        message["tool_calls"] = [{"id": plan.call.id, "type": "function", "function": fn}]
-    return {
-        "id": ids.mint("chatcmpl-", "chat", 24),
-        "object": "chat.completion",
-        "created": _CREATED,
-        "model": req.model,
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": plan.finish, "logprobs": None}
-        ],
-        "usage": {
-            "prompt_tokens": len(req.entries),
-            "completion_tokens": 1,
-            "total_tokens": 1 + len(req.entries),
-        },
-    }
-
-
-def _chat_events(req: _Req, plan: _Plan, ids: _Ids, call_index: int) -> list[Event]:
-    head = {
-        "id": ids.mint("chatcmpl-", "chat", 24),
-        "object": "chat.completion.chunk",
-        "created": _CREATED,
-    }
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
-        return None, json.dumps({**head, "model": req.model, "choices": [choice]})
-
-    events = [chunk({"role": "assistant", "content": ""})]
-    if plan.text:
-        events.append(chunk({"content": plan.text}))
-    if plan.call:
-        first = {"index": call_index, "id": plan.call.id, "type": "function"}
-        first["function"] = {"name": plan.call.name, "arguments": ""}
-        events.append(chunk({"tool_calls": [first]}))
-        rest = {"index": call_index, "function": {"arguments": plan.call.arguments}}
-        events.append(chunk({"tool_calls": [rest]}))
-    return [*events, chunk({}, plan.finish), (None, "[DONE]")]
-
-
-def _echo_function(t: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "name": t["name"],
-        "description": t.get("description") if isinstance(t.get("description"), str) else None,
-        "parameters": t.get("parameters") if isinstance(t.get("parameters"), dict) else None,
-        "strict": t.get("strict") if isinstance(t.get("strict"), bool) else False,
-    }
-
-
-def _echo_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request's tools in the shape ``Response.tools`` has (a namespace needs a description)."""
-    named = [
-        t for t in body.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("name"), str)
-    ]
-    out = [_echo_function(t) for t in named if t.get("type") == "function"]
-    for t in named:
-        if t.get("type") == "namespace":
-            inner = [
-                i
-                for i in t.get("tools") or []
-                if isinstance(i, dict) and isinstance(i.get("name"), str)
-            ]
-            tools = [_echo_function(i) for i in inner]
-            out.append(
-                {
-                    "type": "namespace",
-                    "name": t["name"],
-                    "description": _str(t.get("description")),
-                    "tools": tools,
-                }
-            )
-    return out
-
-
-def _output_items(plan: _Plan, ids: _Ids, salt: str = "") -> list[dict[str, Any]]:
-    if plan.call:
-        call_id = plan.call.id if not salt else ids.mint("chatcmpl-tool-", salt + "call", 32)
-        item = {"type": "function_call", "id": ids.mint("fc_", salt + "fc", 32), "call_id": call_id}
-        item.update(name=plan.call.name, arguments=plan.call.arguments, status="completed")
-        if plan.call.namespace:
-            item["namespace"] = plan.call.namespace
-        return [item]
-    part = {"type": "output_text", "text": plan.text or "", "annotations": [], "logprobs": []}
-    msg_id = ids.mint("msg_", salt + "msg", 32)
-    return [
-        {
-            "type": "message",
-            "id": msg_id,
-            "role": "assistant",
-            "status": "completed",
-            "content": [part],
-        }
-    ]
-
-
-def _response(req: _Req, ids: _Ids, output: list[dict[str, Any]], status: str) -> dict[str, Any]:
-    choice: Any = req.choice if req.choice != "named" else {"type": "function", "name": req.named}
-    done = status != "in_progress"
-    usage = {
-        "input_tokens": len(req.entries),
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-        "output_tokens": 1,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 1 + len(req.entries),
-    }
-    temperature = req.body.get("temperature")
-    max_tokens = req.body.get("max_output_tokens")
-    return {
-        "id": ids.mint("resp_", "resp", 32),
-        "object": "response",
-        "created_at": _CREATED,
-        "model": req.model,
-        "status": status,
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": choice if req.tools else "auto",
-        "tools": _echo_tools(req.body),
-        "temperature": temperature if isinstance(temperature, int | float) else None,
-        "max_output_tokens": max_tokens if isinstance(max_tokens, int) else None,
-        "error": None,
-        "incomplete_details": None,
-        "instructions": None,
-        "metadata": {},
-        "usage": usage if done else None,
-    }
-
-
-def _response_events(req: _Req, plan: _Plan, ids: _Ids, regen: bool) -> list[Event]:
-    events: list[Event] = []
-
-    def emit(kind: str, **fields: Any) -> None:
-        events.append((kind, json.dumps({"type": kind, "sequence_number": len(events), **fields})))
-
-    emit("response.created", response=_response(req, ids, [], "in_progress"))
-    emit("response.in_progress", response=_response(req, ids, [], "in_progress"))
-    items = _output_items(plan, ids)
-    for index, item in enumerate(items):
-        at = {"item_id": item["id"], "output_index": index}
-        if item["type"] == "message":
-            text = item["content"][0]["text"]
-            emit(
-                "response.output_item.added",
-                output_index=index,
-                item={**item, "status": "in_progress", "content": []},
-            )
-            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-            emit("response.content_part.added", **at, content_index=0, part=part)
-            if text:
-                emit("response.output_text.delta", **at, content_index=0, delta=text, logprobs=[])
-            emit("response.output_text.done", **at, content_index=0, text=text, logprobs=[])
-            emit("response.content_part.done", **at, content_index=0, part={**part, "text": text})
-        else:
-            args = item["arguments"]
-            emit(
-                "response.output_item.added",
-                output_index=index,
-                item={**item, "status": "in_progress", "arguments": ""},
-            )
-            if args:
-                emit("response.function_call_arguments.delta", **at, delta=args)
-            emit("response.function_call_arguments.done", **at, arguments=args, name=item["name"])
-        emit("response.output_item.done", output_index=index, item=item)
-    final = _output_items(plan, ids, "regen-") if regen else items
-    emit("response.completed", response=_response(req, ids, final, plan.status))
-    return events
-
-
 def _error(status: int, message: str) -> JSONResponse:
     error = {"message": message, "type": "invalid_request_error", "code": status, "param": None}
     return JSONResponse({"error": error}, status_code=status)
-
-
-def _error_frame(api: str, sequence: int) -> Event:
-    if api == "responses":
-        frame = {
-            "type": "error",
-            "code": "server_error",
-            "message": "tool parser failed",
-            "param": None,
-        }
-        return "error", json.dumps({**frame, "sequence_number": sequence})
-    return "error", json.dumps(
-        {"error": {"message": "tool parser failed", "type": "server_error", "code": 500}}
-    )
 
 
 async def _sse(events: list[Event]) -> AsyncIterator[dict[str, str]]:
@@ -621,20 +240,20 @@ async def _answer(request: Request, api: str, bugs: frozenset[str]) -> Response:
     if not isinstance(body, dict):
         return _error(400, "the body must be a JSON object")
     try:
-        req = _parse(api, body)
+        req = parse(api, body)
         trig = _Triggers(req)
-        ids = _Ids(body)
+        ids = Ids(body)
         plan = _plan(req, trig, bugs, ids)
-    except _BadRequest as exc:
+    except BadRequest as exc:
         return _error(400, str(exc))
     crash = "crash_on_parallel" in bugs and trig.answered_parallel
     if not req.stream:
         if crash:
             return HTMLResponse(_HTML, status_code=500)
         payload: Any = (
-            _chat_body(req, plan, ids)
+            chat_body(req, plan, ids)
             if api == "chat"
-            else _response(req, ids, _output_items(plan, ids), plan.status)
+            else response_body(req, ids, output_items(plan, ids), plan.status)
         )
         text = json.dumps([] if "list_body" in bugs else payload)
         if "reset" in bugs:
@@ -646,11 +265,11 @@ async def _answer(request: Request, api: str, bugs: frozenset[str]) -> Response:
         return Response(text, media_type="application/json")
     if api == "chat":
         gap = "gap_after_dropped" in bugs and trig.dropped and trig.last_is_user
-        events = _chat_events(req, plan, ids, 1 if gap else 0)
+        events = chat_events(req, plan, ids, 1 if gap else 0)
     else:
-        events = _response_events(req, plan, ids, "regen_ids" in bugs and trig.reasoning_then_call)
+        events = response_events(req, plan, ids, "regen_ids" in bugs and trig.reasoning_then_call)
     if crash:
-        events = [*events[:1], _error_frame(api, 1)]
+        events = [*events[:1], error_frame(api, 1)]
     if "list_body" in bugs:
         events = [(None, "[]"), (None, "[DONE]")] if api == "chat" else [(None, "[]")]
     if "truncated_stream" in bugs:
@@ -669,7 +288,7 @@ def build_app(bugs: Iterable[str] = ()) -> Starlette:
         raise ValueError(f"unknown planted bugs: {sorted(unknown)}")
 
     async def models(request: Request) -> Response:
-        model = {"id": "planted", "object": "model", "created": _CREATED, "owned_by": "planted"}
+        model = {"id": "planted", "object": "model", "created": CREATED, "owned_by": "planted"}
         return JSONResponse({"object": "list", "data": [model]})
 
     async def chat(request: Request) -> Response:
@@ -728,7 +347,7 @@ def _payloads(content_type: str, text: str) -> list[Any]:
 
 def _declared(request: dict[str, Any]) -> set[str]:
     api = "chat" if "messages" in request else "responses"
-    tools = (_parse_chat if api == "chat" else _parse_responses)(request)[1]
+    tools = (parse_chat if api == "chat" else parse_responses)(request)[1]
     return {t.flat if api == "chat" else t.name for t in tools}
 
 

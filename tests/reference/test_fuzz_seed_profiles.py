@@ -16,6 +16,19 @@ import pytest
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
+from agentfuzz.engine import Target
+from agentfuzz.history import (
+    AssistantMessage,
+    Case,
+    History,
+    Item,
+    Tool,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.oracles import check
+from agentfuzz.reference import serve_in_thread
 
 SEED = "11"
 
@@ -66,7 +79,7 @@ def test_each_seed_bug_is_found_and_shrunk(
 def test_seed_000_loose_fix_needs_a_near_native_id(tmp_path: Path) -> None:
     code, docs = _fuzz(
         tmp_path, "--serve", "vllm-kimi-k2-loose-fix", "--api", "chat", "--no-stream",
-        "--max-examples", "150", "--oracles", "empty_turn",
+        "--max-examples", "400", "--oracles", "empty_turn",
     )  # fmt: skip
     assert code == 1
     (doc,) = docs
@@ -109,3 +122,33 @@ def test_serve_unknown_profile_is_exit_2() -> None:
     result = CliRunner().invoke(cli, ["serve", "no-such-profile"])
     assert result.exit_code == 2
     assert "no-such-profile" in result.output
+
+
+def _foreign_history(turns: int) -> History:
+    items: list[Item] = []
+    for n in range(turns):
+        call_id = f"call_{n:016x}"
+        items += [
+            UserMessage(text="Use get_weather."),
+            AssistantMessage(tool_calls=(ToolCall(id=call_id, name="get_weather"),)),
+            ToolResult(call_id=call_id, output="17C"),
+        ]
+    items.append(UserMessage(text="Use get_weather again."))
+    return History(tools=(Tool(name="get_weather"),), items=tuple(items))
+
+
+def test_at_temperature_the_measured_empty_turn_rate_rises_with_turns() -> None:
+    """The agentfuzz pipeline (dialect, assembly, oracles) sees seed 000's climb with turns."""
+    for seed in (0, 1):
+        rates = []
+        with serve_in_thread("vllm-kimi-k2", temperature=0.7, seed=seed) as url:
+            target = Target(url, "m", None, 10.0)
+            for turns in (1, 3, 8):
+                case = Case(history=_foreign_history(turns), api="responses", stream=True)
+                hits = sum(
+                    any(v.oracle == "empty_turn" for v in check(case, target.observe(case)))
+                    for _ in range(30)
+                )
+                rates.append(hits / 30)
+            target.close()
+        assert 0 < rates[0] < rates[1] < rates[2], (seed, rates)

@@ -237,3 +237,61 @@ def test_models_garbage_is_a_model_list_error(serve: Callable[[Handler], RawServ
     server = serve(_respond("200 OK", "text/html", b"<html>login</html>"))
     with LiveTransport(server.url) as transport, pytest.raises(ModelListError, match="login"):
         transport.models()
+
+
+def _forever(content_type: str, piece: bytes) -> Handler:
+    def handler(conn: socket.socket, _request: bytes) -> None:
+        conn.sendall(_head("200 OK", content_type, "Connection: close\r\n\r\n"))
+        while True:  # until the client hangs up (an OSError the server swallows)
+            conn.sendall(piece)
+
+    return handler
+
+
+def test_endless_sse_stream_ends_at_the_timeout(serve: Callable[[Handler], RawServer]) -> None:
+    server = serve(_forever("text/event-stream", b"data: {}\n\n" * 64))
+    with LiveTransport(server.url, timeout=0.3) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=True)
+    assert exchange.status == 200 and exchange.events
+    assert exchange.failure is not None and "ReadTimeout" in exchange.failure
+    assert "transport" in [kind for kind, _ in assemble(exchange).errors]
+
+
+def test_endless_body_is_cut_by_time_or_size(serve: Callable[[Handler], RawServer]) -> None:
+    server = serve(_forever("application/json", b" " * 65536))
+    with LiveTransport(server.url, timeout=0.3) as transport:
+        exchange = transport.send("/responses", BODY, stream=False)
+    assert exchange.status == 200 and exchange.body
+    assert exchange.failure is not None
+    assert "ReadTimeout" in exchange.failure or "ResponseTooLarge" in exchange.failure
+
+
+def test_endless_models_answer_is_a_model_list_error(
+    serve: Callable[[Handler], RawServer],
+) -> None:
+    server = serve(_forever("application/json", b" " * 65536))
+    with LiveTransport(server.url, timeout=0.3) as transport, pytest.raises(ModelListError):
+        transport.models()
+
+
+def test_sse_with_invalid_utf8_is_kept(serve: Callable[[Handler], RawServer]) -> None:
+    server = serve(_respond("200 OK", "text/event-stream", b'data: {"x": "\xff\xc3"}\n\n\x80\n\n'))
+    with LiveTransport(server.url) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=True)
+    assert exchange.status == 200 and exchange.failure is None
+    assert exchange.events and "\ufffd" in exchange.events[0].data
+    assemble(exchange)
+
+
+def test_gzip_declared_garbage_is_a_failure(serve: Callable[[Handler], RawServer]) -> None:
+    payload = b"\x00not gzip\xff" * 8
+    extra = f"Content-Encoding: gzip\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+
+    def handler(conn: socket.socket, _request: bytes) -> None:
+        conn.sendall(_head("200 OK", "application/json", extra) + payload)
+
+    server = serve(handler)
+    with LiveTransport(server.url) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=False)
+    assert exchange.status == 200
+    assert exchange.failure is not None and "DecodingError" in exchange.failure
