@@ -187,6 +187,10 @@ def _run_group(invoke: Any) -> int:
         return exc.code
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # Bare ``agentfuzz``: the help is the answer, not an error line.
+        click.echo(exc.format_message())
+        return EXIT_CLEAN
     except click.UsageError as exc:
         click.echo(f"agentfuzz: {exc.format_message()}", err=True)
         return EXIT_USAGE
@@ -258,6 +262,8 @@ def fuzz(
         _fail(EXIT_USAGE, "--workers > 1 is not available yet")
     trial_count = _trials(trials)
     base_url = _base_url(base_url)
+    if base_url is not None and serve is not None:
+        _fail(EXIT_USAGE, "--serve starts the reference server only when --base-url is absent")
     api_key = _api_key(api_key)
     if model is not None and not model.strip():
         _fail(EXIT_USAGE, "--model: empty model name")

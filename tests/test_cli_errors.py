@@ -259,3 +259,16 @@ def test_serve_bad_profile_or_port_is_exit_2(capsys, argv: list[str]) -> None:
     code, err = _run(capsys, *argv)
     assert code == 2
     _one_line(err)
+
+
+def test_serve_and_base_url_together_is_exit_2(capsys) -> None:
+    code, err = _run(capsys, "fuzz", "--base-url", "http://127.0.0.1:9/v1", "--serve", "fixed")
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert "--serve" in err
+
+
+def test_bare_command_prints_help(capsys) -> None:
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "fuzz" in out and "serve" in out
