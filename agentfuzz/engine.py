@@ -127,10 +127,8 @@ class Report:
 class FindingStore:
     """Keeps the best example per distinct failure and writes its bundle as it improves."""
 
-    def __init__(self, out: Path, base_url: str, model: str) -> None:
+    def __init__(self, out: Path) -> None:
         self.out = out
-        self.base_url = base_url
-        self.model = model
         self.by_key: dict[tuple[str, str], Finding] = {}
 
     def offer(self, violation: Violation, case: Case, obs: Observation) -> None:
@@ -142,10 +140,11 @@ class FindingStore:
         self.by_key[violation.key] = candidate
 
     def write(self, finding: Finding) -> Path:
-        path, body = build_request(finding.case, self.model)
+        # The exchange holds the exact URL and body that were sent: the repro is that request.
+        exchange = finding.observation.exchange
         repro = Repro(
-            url=self.base_url + path,
-            request=body,
+            url=exchange.url,
+            request=exchange.request,
             case=finding.case,
             violation=finding.violation,
             observed=observed_summary(finding.observation)
@@ -280,7 +279,7 @@ def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
     started = time.monotonic()
     target = Target(config.base_url, config.model, config.api_key, config.timeout)
 
-    store = FindingStore(config.out, target.base_url, config.model)
+    store = FindingStore(config.out)
     report = Report()
     try:
         for mode in config.modes:
