@@ -46,6 +46,12 @@ ALL_MODES: tuple[Mode, ...] = (
 )
 
 
+def _label(mode: Mode) -> str:
+    """How a mode is named in progress and in the summary: ``chat/stream``."""
+    api, stream = mode
+    return f"{api}/{'stream' if stream else 'no-stream'}"
+
+
 @dataclass(frozen=True)
 class FuzzConfig:
     """What one ``agentfuzz fuzz`` run does."""
@@ -191,8 +197,7 @@ def _fuzz_mode(
     failures no earlier pass has shrunk, and passes go on while they find new ones. The last
     pass finds nothing new, so it has explored ``max_examples`` examples in full.
     """
-    api, stream = mode
-    label = f"{api}/{'stream' if stream else 'no-stream'}"
+    label = _label(mode)
     count = 0
     shrunk: set[tuple[str, str]] = set()
     raised: set[tuple[str, str]] = set()
@@ -283,8 +288,7 @@ def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
     report = Report()
     try:
         for mode in config.modes:
-            label = f"{mode[0]}/{'stream' if mode[1] else 'no-stream'}"
-            report.examples[label] = _fuzz_mode(config, target, store, mode, progress)
+            report.examples[_label(mode)] = _fuzz_mode(config, target, store, mode, progress)
         for key in list(store.by_key):
             _reduce(config, target, store, store.by_key[key])
         for finding in store.by_key.values():
