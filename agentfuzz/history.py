@@ -18,6 +18,7 @@ __all__ = [
     "History",
     "Item",
     "Options",
+    "Provenance",
     "ReasoningItem",
     "Tool",
     "ToolCall",
@@ -47,12 +48,17 @@ class Tool(_Frozen):
 
 
 class ToolCall(_Frozen):
-    """One call an assistant made. ``arguments`` is raw: it may be malformed on purpose."""
+    """One call an assistant made. ``arguments`` is raw: it may be malformed on purpose.
+
+    ``id`` is the call id (chat ``id``, Responses ``call_id``); ``item_id`` is the Responses
+    item id (``fc_…``), kept when a session echoes a server's own item back.
+    """
 
     id: str
     name: str
     namespace: str | None = None
     arguments: str = "{}"
+    item_id: str | None = None
 
     @property
     def flat_name(self) -> str:
@@ -124,10 +130,28 @@ class Options(_Frozen):
     max_tokens: int | None = None
 
 
+class Provenance(_Frozen):
+    """Where a session-mode request came from. It never changes the request body; the
+    session oracles read it.
+
+    ``untouched``: every assistant message and call id in the history is the server's own
+    output, sent back unmodified. ``echoed``: the call ids the previous turn returned, sent
+    back unchanged in this request together with their results.
+    """
+
+    turn: int
+    untouched: bool = True
+    echoed: tuple[str, ...] = ()
+
+
 class Case(_Frozen):
-    """One request to make: a history, the knobs, and which api and stream mode to use."""
+    """One request to make: a history, the knobs, and which api and stream mode to use.
+
+    ``session`` is set on requests a session sent (see ``Provenance``), None on synthetic ones.
+    """
 
     history: History
     options: Options = Options()
     api: Api = "chat"
     stream: bool = False
+    session: Provenance | None = None

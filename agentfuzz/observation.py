@@ -96,6 +96,8 @@ class Observation:
     payloads: tuple[Any, ...] = ()
     errors: tuple[tuple[str, str], ...] = ()
     refused: bool = False
+    # The Responses reasoning item's id, as the final answer gives it (a session echoes it).
+    reasoning_id: str | None = None
 
     @property
     def api(self) -> str:

@@ -16,7 +16,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.observation import Exchange, Observation, ObservedCall
+from agentfuzz.observation import Exchange, ItemSighting, Observation, ObservedCall
 
 __all__ = ["PATH", "assemble_responses", "build_responses"]
 
@@ -42,8 +42,10 @@ def _reasoning(item_id: str, text: str) -> dict[str, Any]:
 
 
 def _call(call: ToolCall) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "type": "function_call",
+    out: dict[str, Any] = {"type": "function_call"}
+    if call.item_id is not None:
+        out["id"] = call.item_id
+    out |= {
         "call_id": call.id,
         "name": call.name,
         "arguments": call.arguments,
@@ -134,6 +136,7 @@ def assemble_responses(exchange: Exchange) -> Observation:
 def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
     text: list[str] = []
     reasoning: list[str] = []
+    reasoning_ids: list[str] = []
     calls: list[ObservedCall] = []
     for position, raw in enumerate(as_list(response.get("output"))):
         item = as_dict(raw)
@@ -142,6 +145,7 @@ def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
             text.append(text_of_message(item))
         elif kind == "reasoning":
             reasoning.append(reasoning_of_item(item))
+            reasoning_ids.extend(i for i in (as_str(item.get("id")),) if i)
         elif kind == "function_call":
             calls.append(
                 ObservedCall(
@@ -161,6 +165,7 @@ def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
         "reasoning": "".join(reasoning),
         "tool_calls": tuple(calls),
         "status": status,
+        "reasoning_id": reasoning_ids[0] if reasoning_ids else None,
     }
 
 
@@ -182,7 +187,17 @@ def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
         tool_calls=state.calls(),
         status=state.status,
         sightings=tuple(state.sightings),
+        reasoning_id=_final_reasoning_id(state.sightings),
         payloads=tuple(faults.payloads),
         errors=tuple(faults.errors),
         refused=faults.refused,
     )
+
+
+def _final_reasoning_id(sightings: list[ItemSighting]) -> str | None:
+    """The first reasoning item's id in the stream's last word on it (``completed`` wins)."""
+    reasoning = [s for s in sightings if s.type == "reasoning" and s.id]
+    if not reasoning:
+        return None
+    first = min(s.output_index for s in reasoning)
+    return [s for s in reasoning if s.output_index == first][-1].id

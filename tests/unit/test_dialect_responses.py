@@ -222,6 +222,7 @@ def test_plain_response() -> None:
         ),
     )
     assert obs.errors == () and len(obs.payloads) == 1
+    assert obs.reasoning_id == "rs_1"
 
 
 def test_failed_response_and_odd_shapes() -> None:
@@ -317,6 +318,7 @@ def test_full_stream_assembles_text_reasoning_calls_and_sightings() -> None:
         ObservedCall(index=3, id="fc_b", name="ls", arguments="{}", call_id="call_b"),
     )
     assert len(obs.payloads) == 21
+    assert obs.reasoning_id == "rs_1"
     phases = [(s.phase, s.output_index) for s in obs.sightings]
     assert phases == [
         ("added", 0),
@@ -387,3 +389,10 @@ def test_error_event_truncation_and_garbage() -> None:
 def test_unnamed_type_error_event_is_an_error_frame() -> None:
     obs = assemble(_stream(SSEEvent(None, '{"type": "error", "message": "m"}'), _completed([])))
     assert [k for k, _ in obs.errors] == ["error_frame"]
+
+
+def test_the_reasoning_id_is_the_final_answers_word_on_it() -> None:
+    # Streamed as rs_1, completed as rs_final: a session echoes what the final answer said.
+    obs = assemble(_full_stream([{"type": "reasoning", "id": "rs_final"}]))
+    assert obs.reasoning_id == "rs_final"
+    assert assemble(_answer(_response([MESSAGE]))).reasoning_id is None
