@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from agentfuzz.ids import ADVERSARIAL, FAMILIES
+from agentfuzz.plan import POLICIES, Policy
 
 __all__ = ["Profile", "ProfileError", "ToolChoiceKind", "list_profiles", "load_profile"]
 
@@ -66,6 +67,18 @@ class Profile(BaseModel):
     temperatures: tuple[float, ...] = (0.0, 0.7, 1.0)
     seeds: tuple[int, ...] = (0, 1234)
     max_tokens: tuple[int, ...] = (16, 256, 4096)
+    session_turns: int = Field(default=8, gt=0)
+    session_policies: tuple[Policy, ...] = POLICIES
+    switch_modes: bool = True
+
+    @field_validator("session_policies")
+    @classmethod
+    def _some_policy(cls, value: tuple[Policy, ...]) -> tuple[Policy, ...]:
+        if not value:
+            raise ValueError("needs at least one policy")
+        if len(set(value)) != len(value):
+            raise ValueError("lists a policy twice")
+        return value
 
     @field_validator("id_families")
     @classmethod

@@ -15,10 +15,11 @@ from agentfuzz.oracles import _markup  # leaked_markup
 from agentfuzz.oracles import _identity  # identity, index_gap
 from agentfuzz.oracles import _calls  # bad_arguments, unknown_tool, tool_choice
 from agentfuzz.oracles import _wire  # wire_schema
+from agentfuzz.oracles import _session  # self_rejection, id_roundtrip
 
 # isort: on
 
 __all__ = ["Oracle", "check", "names", "register"]
 
 # Imported only for the oracles they register.
-del _outcome, _markup, _identity, _calls, _wire
+del _outcome, _markup, _identity, _calls, _wire, _session

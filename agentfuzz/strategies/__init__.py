@@ -5,6 +5,7 @@ A thin public face: the strategies live in private modules of this package.
 
 from agentfuzz.strategies._histories import histories, history_items
 from agentfuzz.strategies._options import cases, options
+from agentfuzz.strategies._plans import plans
 from agentfuzz.strategies._tools import arguments, texts, tool_names, tools
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "histories",
     "history_items",
     "options",
+    "plans",
     "texts",
     "tool_names",
     "tools",

@@ -13,8 +13,10 @@ PACKAGE = Path(agentfuzz.__file__).parent
 LAYERS = {
     "history": 1,
     "observation": 1,
+    "plan": 1,
     "ids": 2,
     "profiles": 2,
+    "policies": 2,
     "strategies": 3,
     "dialects": 4,
     "transport": 5,
@@ -22,6 +24,7 @@ LAYERS = {
     "reduce": 7,
     "repro": 7,
     "engine": 7,
+    "session": 7,
     "cli": 8,
     "__init__": 8,
 }

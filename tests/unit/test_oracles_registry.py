@@ -196,6 +196,8 @@ def test_names_is_the_public_contract() -> None:
         "unknown_tool",
         "tool_choice",
         "wire_schema",
+        "self_rejection",
+        "id_roundtrip",
     ]
 
 

@@ -1,0 +1,109 @@
+"""Session oracles: ``self_rejection`` and ``id_roundtrip``.
+
+They judge a request by where its history came from (``Case.session``, set only in session
+mode), so on synthetic requests they stay silent. Both stay pure: the provenance travels with
+the case, and reduction keeps it while it removes items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from agentfuzz import ids
+from agentfuzz.history import AssistantMessage, Case, ToolResult
+from agentfuzz.observation import Observation, Violation
+from agentfuzz.oracles._common import one_line
+from agentfuzz.oracles._registry import clip, register
+
+__all__ = ["id_roundtrip", "self_rejection"]
+
+
+def _families(call_ids: list[str]) -> str:
+    return ",".join(sorted({ids.recognize(i) or "unknown" for i in call_ids})) or "none"
+
+
+def _status(obs: Observation) -> int | None:
+    return obs.exchange.status
+
+
+def _what_came_back(obs: Observation) -> str:
+    ex = obs.exchange
+    detail = obs.errors[0][1] if obs.errors else ex.body
+    return clip(f"status={ex.status} {one_line(detail, 300)}")
+
+
+@register("self_rejection")
+def self_rejection(case: Case, obs: Observation) -> Iterator[Violation]:
+    """The server refuses (4xx or 5xx) a history made only of its own unmodified answers plus
+    tool results: the client did nothing but echo what it was given."""
+    origin = case.session
+    status = _status(obs)
+    if origin is None or not origin.untouched or status is None or status < 400:
+        return
+    own = [c.id for c in case.history.calls]
+    if not any(isinstance(it, AssistantMessage) for it in case.history.items):
+        return  # nothing of the server's own is in the history yet
+    yield Violation(
+        oracle="self_rejection",
+        message=f"HTTP {status} for a history made only of the server's own output",
+        evidence=f"own call ids {own[:4]}; {_what_came_back(obs)}",
+        signature=f"self_rejection:{status}:{_families(own)}",
+    )
+
+
+def _echoed_and_answered(case: Case) -> list[str]:
+    """The echoed ids the request still carries both as a call and as a tool result."""
+    origin = case.session
+    if origin is None or not origin.echoed:
+        return []
+    calls = {c.id for c in case.history.calls}
+    results = {it.call_id for it in case.history.items if isinstance(it, ToolResult)}
+    return [i for i in origin.echoed if i in calls and i in results]
+
+
+def _ends_with_results(case: Case) -> bool:
+    """Whether the server's next word answers the tool results (no user message after them)."""
+    items = case.history.items
+    return bool(items) and isinstance(items[-1], ToolResult)
+
+
+@register("id_roundtrip")
+def id_roundtrip(case: Case, obs: Observation) -> Iterator[Violation]:
+    """A call id the server returned in turn k, sent back unchanged with its result in turn
+    k+1, must be accepted and answered: no error status, no error frame, and, when the request
+    ends with those results, not an empty turn (after a new user message an empty turn is
+    ``empty_turn``'s alone). A rejection of a wholly untouched history is ``self_rejection``'s
+    to report, once.
+    """
+    echoed = _echoed_and_answered(case)
+    if not echoed:
+        return
+    status = _status(obs)
+    family = _families(echoed)
+    if status is not None and status >= 400:
+        if case.session is not None and case.session.untouched:
+            return
+        what = f"rejected with HTTP {status}"
+        signature = f"id_roundtrip:status:{status}:{family}"
+    elif obs.errors:
+        what = f"answered with a fault ({obs.errors[0][0]})"
+        signature = f"id_roundtrip:fault:{obs.errors[0][0]}:{family}"
+    elif (
+        status is not None
+        and _ends_with_results(case)
+        and not obs.refused
+        and not obs.text.strip()
+        and not obs.tool_calls
+        and obs.finish_reason != "length"
+        and obs.status != "incomplete"
+    ):
+        what = "accepted but answered with an empty turn"
+        signature = f"id_roundtrip:empty:{family}"
+    else:
+        return
+    yield Violation(
+        oracle="id_roundtrip",
+        message=f"its own call id ({family}) sent back with the tool result: {what}",
+        evidence=f"echoed {echoed[:4]}; {_what_came_back(obs)}",
+        signature=signature,
+    )

@@ -1,0 +1,157 @@
+"""The agent loop of session mode: send, check, run the fake tools, feed the answer back.
+
+A synthetic history can only guess what a server writes; a session sends the server's own
+answers back to it, turn after turn, under the client ID policy the ``Plan`` picks for each
+turn. That is where the seed bugs live: an id the server minted poisons a later turn (seed
+000), a proxy's sanitized ids make the parser raise (seed 001).
+
+``run_session`` does no I/O itself: the engine hands it ``send`` (a live target) and ``check``
+(the oracles), so the loop is the same against a live server and in tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agentfuzz.history import (
+    AssistantMessage,
+    Case,
+    History,
+    Item,
+    Options,
+    Provenance,
+    ReasoningItem,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.observation import Observation, ObservedCall, Violation
+from agentfuzz.plan import Plan, ResultKind, Step
+from agentfuzz.policies import rewrite_calls
+
+__all__ = ["Turn", "fake_result", "run_session", "user_text"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One request of a session, what came back, and what the oracles made of it."""
+
+    number: int
+    case: Case
+    observation: Observation
+    violations: tuple[Violation, ...]
+
+
+def user_text(step: Step, plan: Plan) -> str:
+    """The user message of ``step``: it names the tool to use, as a user of an agent would."""
+    if step.ask is None or not plan.tools:
+        return "Thanks. What else can you tell me?"
+    tool = plan.tools[step.ask % len(plan.tools)]
+    return f"Use {tool.flat_name}."
+
+
+def fake_result(kind: ResultKind, call: ToolCall, turn: int) -> str:
+    """What the fake tool returns for ``call`` in turn ``turn``."""
+    if kind == "text":
+        return f"{call.flat_name} finished: sunny, 21 degrees."
+    if kind == "error":
+        return f"Error: {call.flat_name} failed: permission denied"
+    if kind == "empty":
+        return ""
+    rows = 200 if kind == "large" else 1
+    payload = {"ok": True, "tool": call.flat_name, "turn": turn}
+    if rows > 1:
+        payload["rows"] = [{"n": n, "value": f"row {n} of {rows}"} for n in range(rows)]
+    return json.dumps(payload)
+
+
+def _answered(obs: Observation) -> bool:
+    """Whether the turn produced an answer a client would append to its history."""
+    status = obs.exchange.status
+    if status is None or not 200 <= status < 300 or obs.errors or obs.refused:
+        return False
+    return bool(obs.text.strip() or obs.tool_calls)
+
+
+def _as_call(call: ObservedCall, api: str) -> ToolCall:
+    # Chat carries the call id as ``id``; Responses as ``call_id``, beside the item id.
+    if api == "responses":
+        return ToolCall(
+            id=call.call_id or "",
+            name=call.name or "",
+            namespace=call.namespace,
+            arguments=call.arguments,
+            item_id=call.id,
+        )
+    return ToolCall(id=call.id or "", name=call.name or "", arguments=call.arguments)
+
+
+def run_session(
+    plan: Plan,
+    send: Callable[[Case], Observation],
+    check: Callable[[Case, Observation], list[Violation]],
+    on_turn: Callable[[Turn], None] = lambda _: None,
+) -> list[Turn]:
+    """Run ``plan`` to its end and return every turn, in order.
+
+    The loop goes on after a failed turn (nothing is appended, the next step asks again), so
+    a session measures how each turn fares, not only the first failure.
+    """
+    items: list[Item] = []
+    turns: list[Turn] = []
+    api, stream = plan.api, plan.stream
+    untouched = True  # every assistant item so far is the server's own, unmodified
+    echoed: tuple[str, ...] = ()
+    owed_user = True  # the server's last word was text or a failure: the user speaks next
+    omit_tools = False
+    calls_so_far = 0
+    for number, step in enumerate(plan.steps, start=1):
+        api = step.api or api
+        stream = stream if step.stream is None else step.stream
+        if owed_user or step.interject:
+            items.append(UserMessage(text=user_text(step, plan)))
+        case = Case(
+            history=History(tools=plan.tools, items=tuple(items)),
+            options=Options(include_tools=not omit_tools),
+            api=api,
+            stream=stream,
+            session=Provenance(turn=number, untouched=untouched, echoed=echoed),
+        )
+        obs = send(case)
+        turn = Turn(number, case, obs, tuple(check(case, obs)))
+        turns.append(turn)
+        on_turn(turn)
+        omit_tools = step.policy == "strip-tools"
+        echoed = ()
+        if not _answered(obs):
+            owed_user = True
+            continue
+        returned = tuple(_as_call(c, obs.api) for c in obs.tool_calls)
+        calls = rewrite_calls(step.policy, returned, calls_so_far)
+        calls_so_far += len(calls)
+        dropped = bool(returned) and step.policy in ("drop-call", "drop-result")
+        modified = calls != returned or dropped
+        untouched = untouched and not modified
+        kept = () if step.policy == "drop-call" else calls
+        text = obs.text if obs.text.strip() else None
+        reasoning = obs.reasoning if obs.reasoning.strip() else None
+        if reasoning is not None and obs.api == "responses":
+            # Its own item, under the server's id: an id the client made up is not passthrough.
+            if obs.reasoning_id is None:
+                untouched = False
+            items.append(ReasoningItem(text=reasoning, id=obs.reasoning_id))
+            reasoning = None
+        if kept or text is not None:
+            items.append(AssistantMessage(text=text, reasoning=reasoning, tool_calls=kept))
+        if calls and step.policy != "drop-result":
+            items.extend(
+                ToolResult(call_id=c.id, output=fake_result(step.result, c, number)) for c in calls
+            )
+            if kept:
+                echoed = tuple(c.id for c, r in zip(calls, returned, strict=True) if c.id == r.id)
+            owed_user = False
+        else:
+            owed_user = True
+    return turns

@@ -1,0 +1,74 @@
+"""Session plans: the tools, and per turn what the user asks, what the tool returns and which
+client ID policy the answer is appended under.
+
+Each step is a handful of choices, always the same ones, so the shrinker can change one
+without shifting the rest; steps are drawn with ``st.lists``, so the shrinker deletes turns
+the way it deletes list elements.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from agentfuzz.history import Api, Tool
+from agentfuzz.plan import RESULT_KINDS, Plan, Policy, Step
+from agentfuzz.profiles import Profile
+from agentfuzz.strategies._tools import tools
+
+__all__ = ["plans"]
+
+Mode = tuple[Api, bool]
+
+
+@lru_cache(maxsize=64)
+def _asks(count: int) -> SearchStrategy[int | None]:
+    # Tool 0 first: the shrinker moves toward asking for the first tool; None names none.
+    return st.one_of(st.integers(0, count - 1), st.none())
+
+
+@lru_cache(maxsize=64)
+def _switches(modes: tuple[Mode, ...]) -> SearchStrategy[Mode | None]:
+    return st.one_of(st.none(), st.sampled_from(modes))
+
+
+@st.composite
+def _step(
+    draw: st.DrawFn, count: int, policies: tuple[Policy, ...], modes: tuple[Mode, ...]
+) -> Step:
+    ask = draw(_asks(count))
+    interject = draw(st.booleans())
+    result = draw(st.sampled_from(RESULT_KINDS))
+    policy = draw(st.sampled_from(policies))
+    switch = draw(_switches(modes)) if len(modes) > 1 else None
+    api, stream = switch if switch is not None else (None, None)
+    return Step(ask=ask, interject=interject, result=result, policy=policy, api=api, stream=stream)
+
+
+@st.composite
+def _plans(
+    draw: st.DrawFn, profile: Profile, api: Api, stream: bool, modes: tuple[Mode, ...]
+) -> Plan:
+    declared: tuple[Tool, ...] = draw(tools(profile, api))
+    switchable = modes if profile.switch_modes else ()
+    steps = draw(
+        st.lists(
+            _step(len(declared), profile.session_policies, switchable),
+            min_size=1,
+            max_size=profile.session_turns,
+        )
+    )
+    return Plan(tools=declared, steps=tuple(steps), api=api, stream=stream)
+
+
+def plans(
+    profile: Profile, api: Api, stream: bool, modes: tuple[Mode, ...] = ()
+) -> SearchStrategy[Plan]:
+    """Sessions that start in ``api``/``stream`` and may switch among ``modes`` between turns.
+
+    Shrinks toward one step asking for the first of as few plain tools as the profile allows,
+    a JSON result, the ``passthrough`` policy (the profile's first), and no switch.
+    """
+    return _plans(profile, api, stream, tuple(modes))

@@ -1,0 +1,516 @@
+"""The session loop, driven by a scripted fake server: what it sends back, turn after turn."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+import pytest
+
+from agentfuzz.dialects import build_request
+from agentfuzz.history import (
+    Api,
+    AssistantMessage,
+    Case,
+    Item,
+    Tool,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
+from agentfuzz.plan import Plan, Policy, Step
+from agentfuzz.policies import rewrite_id
+from agentfuzz.session import Turn, fake_result, run_session, user_text
+
+WEATHER_TOOL_NAME = "get_weather"
+TIME_TOOL_NAME = "get_time"
+ARGS = '{"city": "Paris"}'
+
+# A call the fake server returns: (call id, tool name, Responses item id).
+Spec = tuple[str, str, str | None]
+Reply = Callable[[Case], Observation]
+
+
+def reply(
+    *calls: Spec,
+    text: str = "",
+    reasoning: str = "",
+    status: int | None = 200,
+    errors: tuple[tuple[str, str], ...] = (),
+    refused: bool = False,
+    reasoning_id: str | None = None,
+) -> Reply:
+    """An answer in the dialect of whatever case asks for it (so api switches just work)."""
+
+    def answer(case: Case) -> Observation:
+        path = "/v1/responses" if case.api == "responses" else "/v1/chat/completions"
+        exchange = Exchange(url=f"http://x{path}", request={}, stream=case.stream, status=status)
+        observed = tuple(
+            ObservedCall(k, item_id, name, ARGS, call_id=call_id)
+            if case.api == "responses"
+            else ObservedCall(k, call_id, name, ARGS)
+            for k, (call_id, name, item_id) in enumerate(calls)
+        )
+        return Observation(
+            exchange=exchange,
+            text=text,
+            reasoning=reasoning,
+            tool_calls=observed,
+            errors=errors,
+            refused=refused,
+            reasoning_id=reasoning_id,
+        )
+
+    return answer
+
+
+def call(call_id: str, name: str = WEATHER_TOOL_NAME, item_id: str | None = None) -> Spec:
+    return (call_id, name, item_id)
+
+
+class Server:
+    """A scripted fake target: answers in order, and keeps every case it was sent."""
+
+    def __init__(self, *replies: Reply) -> None:
+        self.replies = list(replies)
+        self.cases: list[Case] = []
+
+    def __call__(self, case: Case) -> Observation:
+        self.cases.append(case)
+        return self.replies[len(self.cases) - 1](case)
+
+
+def plan(*steps: Step, api: Api = "chat", stream: bool = False) -> Plan:
+    tools = (Tool(name=WEATHER_TOOL_NAME), Tool(name=TIME_TOOL_NAME))
+    return Plan(tools=tools, steps=steps, api=api, stream=stream)
+
+
+def quiet(case: Case, obs: Observation) -> list[Violation]:
+    return []
+
+
+def run(p: Plan, *replies: Reply) -> tuple[list[Turn], Server]:
+    server = Server(*replies)
+    turns = run_session(p, server, quiet)
+    assert [t.case for t in turns] == server.cases
+    return turns, server
+
+
+def items(case: Case) -> tuple[Item, ...]:
+    return case.history.items
+
+
+def calls_in(case: Case) -> list[str]:
+    return [c.id for c in case.history.calls]
+
+
+def results_in(case: Case) -> list[str]:
+    return [it.call_id for it in items(case) if isinstance(it, ToolResult)]
+
+
+def kinds(case: Case) -> list[str]:
+    return [it.kind for it in items(case)]
+
+
+TWO_CALLS = reply(call("call_a.0"), call("functions.get_time:1", TIME_TOOL_NAME))
+TEXT = reply(text="It is sunny.")
+
+
+# --- passthrough: the server's own ids, exactly -------------------------------------------
+
+
+def test_first_request_is_one_user_message_naming_the_asked_tool() -> None:
+    (turn,), _ = run(plan(Step(ask=1)), TEXT)
+    assert items(turn.case) == (UserMessage(text="Use get_time."),)
+    assert turn.case.options.include_tools is True
+    assert turn.case.history.tools == plan().tools
+    assert (turn.case.api, turn.case.stream) == ("chat", False)
+
+
+def test_passthrough_echoes_chat_call_ids_exactly() -> None:
+    server_ids = ("chatcmpl-tool-0f3a9c", " weird id:0 ")
+    first = reply(call(server_ids[0]), call(server_ids[1], TIME_TOOL_NAME), text="Checking.")
+    turns, _ = run(plan(Step(), Step()), first, TEXT)
+    second = turns[1].case
+    user, assistant, *results = items(second)
+    assert isinstance(user, UserMessage)
+    assert assistant == AssistantMessage(
+        text="Checking.",
+        tool_calls=(
+            ToolCall(id=server_ids[0], name=WEATHER_TOOL_NAME, arguments=ARGS),
+            ToolCall(id=server_ids[1], name=TIME_TOOL_NAME, arguments=ARGS),
+        ),
+    )
+    assert [r.call_id for r in results if isinstance(r, ToolResult)] == list(server_ids)
+    assert kinds(second) == ["user", "assistant", "tool_result", "tool_result"]
+
+
+def test_passthrough_echoes_responses_call_id_and_keeps_the_item_id() -> None:
+    first = reply(call("call_951f", item_id="fc_951f"))
+    turns, _ = run(plan(Step(), Step(), api="responses"), first, TEXT)
+    second = turns[1].case
+    (sent,) = second.history.calls
+    assert sent == ToolCall(
+        id="call_951f", name=WEATHER_TOOL_NAME, arguments=ARGS, item_id="fc_951f"
+    )
+    assert results_in(second) == ["call_951f"]
+    _, body = build_request(second, "m")
+    (function_call,) = [i for i in body["input"] if i["type"] == "function_call"]
+    assert (function_call["id"], function_call["call_id"]) == ("fc_951f", "call_951f")
+
+
+def test_a_namespaced_responses_call_keeps_its_namespace_and_renumbers_flat() -> None:
+    def namespaced(case: Case) -> Observation:
+        exchange = Exchange(url="http://x/v1/responses", request={}, stream=False, status=200)
+        observed = ObservedCall(0, "fc_n", "get_time", "{}", call_id="call_n", namespace="weather")
+        return Observation(exchange=exchange, tool_calls=(observed,))
+
+    p = plan(Step(), Step(policy="renumber-native"), Step(), api="responses")
+    turns, _ = run(p, TEXT, namespaced, TEXT)
+    (sent,) = turns[2].case.history.calls
+    assert (sent.id, sent.name, sent.namespace) == (
+        "functions.weather__get_time:0",
+        "get_time",
+        "weather",
+    )
+    assert sent.item_id is None
+    assert results_in(turns[2].case) == ["functions.weather__get_time:0"]
+
+
+def test_reasoning_is_kept_with_the_answer_it_came_with() -> None:
+    first = reply(call("call_1"), reasoning="I should look it up.")
+    turns, _ = run(plan(Step(), Step()), first, TEXT)
+    (assistant,) = [it for it in items(turns[1].case) if isinstance(it, AssistantMessage)]
+    assert assistant.reasoning == "I should look it up."
+    assert assistant.text is None
+
+
+# --- each policy's effect on the next request ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "call_ids", "result_ids"),
+    [
+        ("passthrough", ["call_a.0", "functions.get_time:1"], ["call_a.0", "functions.get_time:1"]),
+        ("sanitize", ["call_a_0", "functions_get_time_1"], ["call_a_0", "functions_get_time_1"]),
+        (
+            "renumber-native",
+            ["functions.get_weather:0", "functions.get_time:1"],
+            ["functions.get_weather:0", "functions.get_time:1"],
+        ),
+        ("drop-call", [], ["call_a.0", "functions.get_time:1"]),
+        ("drop-result", ["call_a.0", "functions.get_time:1"], []),
+        ("strip-tools", ["call_a.0", "functions.get_time:1"], ["call_a.0", "functions.get_time:1"]),
+    ],
+)
+def test_policy_decides_the_ids_of_the_next_request(
+    policy: Policy, call_ids: list[str], result_ids: list[str]
+) -> None:
+    turns, _ = run(plan(Step(policy=policy), Step()), TWO_CALLS, TEXT)
+    second = turns[1].case
+    assert calls_in(second) == call_ids
+    assert results_in(second) == result_ids
+
+
+def test_remint_sends_fresh_deterministic_ids_and_pairs_results_with_them() -> None:
+    first = reply(call("call_a", item_id="fc_a"), call("call_b", TIME_TOOL_NAME, "fc_b"))
+    turns, _ = run(plan(Step(policy="remint"), Step(), api="responses"), first, TEXT)
+    second = turns[1].case
+    sent = second.history.calls
+    assert [c.id for c in sent] == [
+        rewrite_id("remint", ToolCall(id="call_a", name=WEATHER_TOOL_NAME), 0),
+        rewrite_id("remint", ToolCall(id="call_b", name=TIME_TOOL_NAME), 1),
+    ]
+    assert [c.item_id for c in sent] == [None, None]
+    assert results_in(second) == [c.id for c in sent]
+    again, _ = run(plan(Step(policy="remint"), Step(), api="responses"), first, TEXT)
+    assert again[1].case == second
+
+
+def test_renumber_native_counts_calls_over_the_whole_session() -> None:
+    turns, _ = run(
+        plan(Step(), Step(policy="renumber-native"), Step()),
+        TWO_CALLS,
+        reply(call("call_z", TIME_TOOL_NAME)),
+        TEXT,
+    )
+    assert calls_in(turns[2].case) == ["call_a.0", "functions.get_time:1", "functions.get_time:2"]
+
+
+def test_drop_call_leaves_orphaned_results_and_no_user_message() -> None:
+    turns, _ = run(plan(Step(policy="drop-call"), Step()), TWO_CALLS, TEXT)
+    second = turns[1].case
+    assert kinds(second) == ["user", "tool_result", "tool_result"]
+    assert second.history.calls == ()
+
+
+def test_drop_call_keeps_the_text_that_came_with_the_calls() -> None:
+    first = reply(call("call_1"), text="Let me check.")
+    turns, _ = run(plan(Step(policy="drop-call"), Step()), first, TEXT)
+    assert items(turns[1].case)[1] == AssistantMessage(text="Let me check.")
+    assert kinds(turns[1].case) == ["user", "assistant", "tool_result"]
+
+
+def test_drop_result_leaves_calls_unanswered_and_the_user_speaks_next() -> None:
+    turns, _ = run(plan(Step(policy="drop-result"), Step(ask=1)), TWO_CALLS, TEXT)
+    second = turns[1].case
+    assert kinds(second) == ["user", "assistant", "user"]
+    assert items(second)[-1] == UserMessage(text="Use get_time.")
+    assert calls_in(second) == ["call_a.0", "functions.get_time:1"]
+
+
+def test_strip_tools_omits_tools_on_the_next_request_only() -> None:
+    p = plan(Step(policy="strip-tools"), Step(), Step())
+    turns, _ = run(p, TWO_CALLS, TWO_CALLS, TEXT)
+    assert [t.case.options.include_tools for t in turns] == [True, False, True]
+    assert all(t.case.history.tools == p.tools for t in turns)
+
+
+# --- failed turns, user messages -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "failed",
+    [
+        reply(call("call_1"), status=500, errors=(("status", "HTTP 500"),)),
+        reply(status=400, refused=True),
+        reply(status=200),
+        reply(text=" \n", reasoning="thinking only"),
+        reply(call("call_1"), status=200, errors=(("error_frame", "<|tool_call_begin|>"),)),
+        reply(call("call_1"), status=None, errors=(("transport", "reset"),)),
+    ],
+    ids=["5xx", "refused", "empty", "whitespace", "error-frame", "no-status"],
+)
+def test_a_failed_turn_appends_nothing_and_the_user_asks_again(failed: Reply) -> None:
+    turns, _ = run(plan(Step(), Step(ask=1), Step()), TWO_CALLS, failed, TEXT)
+    second, third = turns[1].case, turns[2].case
+    assert items(third) == (*items(second), UserMessage(text="Use get_weather."))
+    assert third.session is not None
+    assert third.session.echoed == ()
+
+
+def test_text_answer_is_appended_and_the_user_speaks_next() -> None:
+    turns, _ = run(plan(Step(), Step(ask=None)), TEXT, TEXT)
+    assert items(turns[1].case) == (
+        UserMessage(text="Use get_weather."),
+        AssistantMessage(text="It is sunny."),
+        UserMessage(text="Thanks. What else can you tell me?"),
+    )
+
+
+@pytest.mark.parametrize("interject", [False, True])
+def test_interject_adds_a_user_message_after_the_results(interject: bool) -> None:
+    turns, _ = run(plan(Step(), Step(interject=interject, ask=1)), TWO_CALLS, TEXT)
+    expected = ["user", "assistant", "tool_result", "tool_result"]
+    assert kinds(turns[1].case) == expected + (["user"] if interject else [])
+    if interject:
+        assert items(turns[1].case)[-1] == UserMessage(text="Use get_time.")
+
+
+def test_an_owed_user_message_is_not_doubled_by_interject() -> None:
+    turns, _ = run(plan(Step(), Step(interject=True)), TEXT, TEXT)
+    assert kinds(turns[1].case) == ["user", "assistant", "user"]
+
+
+def test_results_come_from_the_step_result_kind() -> None:
+    turns, _ = run(plan(Step(result="error"), Step()), TWO_CALLS, TEXT)
+    outputs = [it.output for it in items(turns[1].case) if isinstance(it, ToolResult)]
+    assert outputs == [
+        "Error: get_weather failed: permission denied",
+        "Error: get_time failed: permission denied",
+    ]
+
+
+# --- api and stream switches ---------------------------------------------------------------
+
+
+def test_a_switch_applies_from_its_turn_on() -> None:
+    p = plan(
+        Step(),
+        Step(api="responses"),
+        Step(stream=True),
+        Step(),
+        Step(api="chat", stream=False),
+        Step(),
+    )
+    turns, _ = run(p, *[TEXT] * 6)
+    assert [(t.case.api, t.case.stream) for t in turns] == [
+        ("chat", False),
+        ("responses", False),
+        ("responses", True),
+        ("responses", True),
+        ("chat", False),
+        ("chat", False),
+    ]
+
+
+def test_a_responses_answer_echoed_on_chat_keeps_the_call_id() -> None:
+    first = reply(call("call_r", item_id="fc_r"))
+    turns, _ = run(plan(Step(), Step(api="chat"), api="responses"), first, TEXT)
+    second = turns[1].case
+    assert second.api == "chat"
+    assert calls_in(second) == ["call_r"]
+    _, body = build_request(second, "m")
+    assistant = next(m for m in body["messages"] if m["role"] == "assistant")
+    assert [c["id"] for c in assistant["tool_calls"]] == ["call_r"]
+
+
+# --- provenance ----------------------------------------------------------------------------
+
+
+def _untouched(turns: Sequence[Turn]) -> list[bool]:
+    return [t.case.session.untouched for t in turns if t.case.session is not None]
+
+
+@pytest.mark.parametrize("policy", ["passthrough", "strip-tools"])
+def test_untouched_holds_while_the_client_only_echoes(policy: Policy) -> None:
+    turns, _ = run(plan(*[Step(policy=policy)] * 4), TWO_CALLS, TWO_CALLS, TEXT, TWO_CALLS)
+    assert _untouched(turns) == [True, True, True, True]
+
+
+@pytest.mark.parametrize(
+    "policy", ["sanitize", "remint", "renumber-native", "drop-call", "drop-result"]
+)
+def test_untouched_is_lost_for_good_after_a_rewriting_or_dropping_policy(policy: Policy) -> None:
+    p = plan(Step(), Step(policy=policy), Step(), Step())
+    turns, _ = run(p, TWO_CALLS, TWO_CALLS, TWO_CALLS, TEXT)
+    assert _untouched(turns) == [True, True, False, False]
+
+
+def test_untouched_survives_a_failed_turn_under_a_rewriting_policy() -> None:
+    p = plan(Step(), Step(policy="remint"), Step())
+    turns, _ = run(p, TWO_CALLS, reply(status=500, errors=(("status", "500"),)), TEXT)
+    assert _untouched(turns) == [True, True, True]
+
+
+@pytest.mark.parametrize("policy", ["drop-call", "drop-result"])
+def test_a_dropping_policy_on_a_text_answer_leaves_the_history_untouched(policy: Policy) -> None:
+    turns, _ = run(plan(Step(policy=policy), Step()), TEXT, TEXT)
+    assert items(turns[1].case)[1] == AssistantMessage(text="It is sunny.")
+    assert _untouched(turns) == [True, True]
+
+
+def _echoed(turns: Sequence[Turn]) -> list[tuple[str, ...]]:
+    return [t.case.session.echoed for t in turns if t.case.session is not None]
+
+
+def test_echoed_holds_only_the_previous_turns_ids_sent_back_unchanged() -> None:
+    third = reply(call("call_c"))
+    turns, _ = run(plan(Step(), Step(), Step(), Step()), TWO_CALLS, third, TEXT, TEXT)
+    assert _echoed(turns) == [
+        (),
+        ("call_a.0", "functions.get_time:1"),
+        ("call_c",),
+        (),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("policy", "echoed"),
+    [
+        ("passthrough", ("call_a.0", "functions.get_time:1")),
+        ("strip-tools", ("call_a.0", "functions.get_time:1")),
+        ("sanitize", ()),
+        ("remint", ()),
+        ("renumber-native", ("functions.get_time:1",)),
+        ("drop-call", ()),
+        ("drop-result", ()),
+    ],
+)
+def test_echoed_leaves_out_ids_the_policy_changed_or_dropped(
+    policy: Policy, echoed: tuple[str, ...]
+) -> None:
+    turns, _ = run(plan(Step(policy=policy), Step()), TWO_CALLS, TEXT)
+    assert _echoed(turns) == [(), echoed]
+
+
+def test_echoed_is_empty_after_a_failed_turn_and_a_text_turn() -> None:
+    p = plan(Step(), Step(), Step(), Step())
+    failed = reply(status=503, errors=(("status", "503"),))
+    turns, _ = run(p, TWO_CALLS, failed, TEXT, TEXT)
+    assert _echoed(turns)[1:] == [("call_a.0", "functions.get_time:1"), (), ()]
+
+
+def test_turns_are_numbered_from_one_in_order() -> None:
+    turns, _ = run(plan(Step(), Step(), Step()), TEXT, TWO_CALLS, TEXT)
+    assert [t.number for t in turns] == [1, 2, 3]
+    assert [t.case.session.turn for t in turns if t.case.session] == [1, 2, 3]
+
+
+def test_on_turn_sees_each_turn_once_in_order_as_it_happens() -> None:
+    server = Server(TEXT, TWO_CALLS, TEXT)
+    seen: list[tuple[int, int]] = []
+
+    def on_turn(turn: Turn) -> None:
+        seen.append((turn.number, len(server.cases)))
+
+    turns = run_session(plan(Step(), Step(), Step()), server, quiet, on_turn)
+    assert seen == [(1, 1), (2, 2), (3, 3)]
+    assert len(turns) == 3
+
+
+def test_violations_from_check_are_kept_on_their_turn() -> None:
+    found = Violation(oracle="empty_turn", message="empty", signature="empty_turn")
+    checked: list[tuple[int, str]] = []
+
+    def check(case: Case, obs: Observation) -> list[Violation]:
+        assert case.session is not None
+        checked.append((case.session.turn, obs.text))
+        return [found] if case.session.turn == 2 else []
+
+    turns = run_session(plan(Step(), Step()), Server(TEXT, TEXT), check)
+    assert checked == [(1, "It is sunny."), (2, "It is sunny.")]
+    assert [t.violations for t in turns] == [(), (found,)]
+
+
+# --- fake tools and user messages ----------------------------------------------------------
+
+CALL = ToolCall(id="call_1", name="get_time", namespace="weather")
+
+
+def test_fake_json_result_parses_and_names_the_call() -> None:
+    assert json.loads(fake_result("json", CALL, 3)) == {
+        "ok": True,
+        "tool": "weather__get_time",
+        "turn": 3,
+    }
+
+
+def test_fake_large_result_is_big_valid_json() -> None:
+    large = fake_result("large", CALL, 1)
+    assert len(large) > 5000
+    assert len(json.loads(large)["rows"]) == 200
+
+
+def test_fake_empty_text_and_error_results() -> None:
+    assert fake_result("empty", CALL, 1) == ""
+    assert "weather__get_time" in fake_result("text", CALL, 1)
+    assert fake_result("error", CALL, 1).startswith("Error:")
+
+
+def test_user_text_names_the_asked_tool_modulo_their_number() -> None:
+    p = plan(Step())
+    assert user_text(Step(ask=0), p) == "Use get_weather."
+    assert user_text(Step(ask=3), p) == "Use get_time."
+    assert "Use" not in user_text(Step(ask=None), p)
+    assert "Use" not in user_text(Step(ask=0), Plan(tools=(), steps=(Step(),)))
+
+
+def test_an_untouched_responses_request_carries_no_item_id_the_server_never_gave() -> None:
+    first = reply(call("call_1", item_id="fc_1"), reasoning="Look it up.")
+    turns, _ = run(plan(Step(), Step(), api="responses"), first, TEXT)
+    second = turns[1].case
+    _, body = build_request(second, "m")
+    invented = [i["id"] for i in body["input"] if "id" in i and i["id"] not in ("fc_1",)]
+    assert second.session is not None
+    assert not (second.session.untouched and invented), invented
+
+
+def test_a_responses_reasoning_item_goes_back_under_the_servers_own_id() -> None:
+    first = reply(call("call_1", item_id="fc_1"), reasoning="Look it up.", reasoning_id="rs_9")
+    turns, _ = run(plan(Step(), Step(), api="responses"), first, TEXT)
+    second = turns[1].case
+    _, body = build_request(second, "m")
+    assert [i.get("id") for i in body["input"]] == [None, "rs_9", "fc_1", None]
+    assert second.session is not None and second.session.untouched
