@@ -19,7 +19,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agentfuzz import oracles
-from agentfuzz.engine import ALL_MODES, FuzzConfig, Report, run
+from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Report, run
 from agentfuzz.profiles import ProfileError, load_profile
 from agentfuzz.transport.live import LiveTransport, TargetUnreachable
 
@@ -27,6 +27,11 @@ __all__ = ["cli", "main"]
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 DEFAULT_SERVE_PROFILE = "vllm-kimi-k2"
+_KINDS: dict[str, tuple[Kind, ...]] = {
+    "synthetic": ("synthetic",),
+    "session": ("session",),
+    "both": ("synthetic", "session"),
+}
 
 
 class _Exit(Exception):
@@ -151,6 +156,8 @@ def _summary(console: Console, report: Report) -> None:
         # Paths on lines of their own, whole, so they can be copied.
         for f in report.findings:
             console.print(f"repro: {f.bundle / 'repro.json'}", soft_wrap=True, highlight=False)
+    if report.turns:
+        _turn_table(console, report)
     examples = ", ".join(f"{mode} {n}" for mode, n in report.examples.items())
     console.print(
         f"{len(report.findings)} finding(s) · examples: {examples or 'none'} · "
@@ -161,6 +168,19 @@ def _summary(console: Console, report: Report) -> None:
         console.print("the server stopped answering: the last request it answered is the repro")
     if report.interrupted:
         console.print("interrupted: findings so far are written")
+
+
+def _turn_table(console: Console, report: Report) -> None:
+    """Sessions per turn number: how many got there, how many failed there."""
+    table = Table(title="session turns (last pass of each mode)")
+    table.add_column("turn", justify="right")
+    table.add_column("sessions reached", justify="right")
+    table.add_column("failed there", justify="right")
+    table.add_column("rate", justify="right")
+    for number in sorted(report.turns):
+        reached, failed = report.turns[number]
+        table.add_row(str(number), str(reached), str(failed), f"{failed / reached:.0%}")
+    console.print(table)
 
 
 class _Group(click.Group):
@@ -224,7 +244,13 @@ def cli() -> None:
 @click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer key (default $OPENAI_API_KEY).")
 @click.option("--api", type=click.Choice(["chat", "responses"]), help="Only this api.")
 @click.option("--stream/--no-stream", default=None, help="Only streaming / non-streaming.")
-@click.option("--mode", type=click.Choice(["synthetic", "session", "both"]), default="synthetic")
+@click.option(
+    "--mode",
+    type=click.Choice(["synthetic", "session", "both"]),
+    default="synthetic",
+    show_default=True,
+    help="Generated histories, real sessions fed the server's own answers, or both.",
+)
 @click.option("--profile", default="default", show_default=True, help="Fuzz profile name or path.")
 @click.option("--serve", help=f"Reference server profile (default {DEFAULT_SERVE_PROFILE}).")
 @click.option("--max-examples", type=click.IntRange(min=1), default=100, show_default=True)
@@ -256,8 +282,6 @@ def fuzz(
     quiet: bool,
 ) -> None:
     """Generate agent histories, send them, check every answer, shrink and write repros."""
-    if mode != "synthetic":
-        _fail(EXIT_USAGE, f"--mode {mode} is not available yet: only synthetic histories are")
     if workers != 1:
         _fail(EXIT_USAGE, "--workers > 1 is not available yet")
     trial_count = _trials(trials)
@@ -284,6 +308,7 @@ def fuzz(
             profile=fuzz_profile,
             out=out,
             modes=modes,
+            kinds=_KINDS[mode],
             api_key=api_key,
             max_examples=max_examples,
             seed=seed,
@@ -302,7 +327,8 @@ def fuzz(
             transient=True,
             disable=quiet,
         ) as bar:
-            task = bar.add_task("fuzz", total=max_examples * len(modes), found=0)
+            total = max_examples * len(modes) * len(config.kinds)
+            task = bar.add_task("fuzz", total=total, found=0)
 
             def progress(label: str, count: int, found: int) -> None:
                 bar.update(task, description=label, advance=1, found=found)

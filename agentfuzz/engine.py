@@ -15,23 +15,27 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
+from hypothesis.strategies import SearchStrategy
 
 from agentfuzz import oracles
 from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Api, Case
 from agentfuzz.observation import Observation, Violation
+from agentfuzz.plan import Plan
 from agentfuzz.profiles import Profile
 from agentfuzz.reduce import case_size, reduce_case
 from agentfuzz.repro import Repro, observed_summary, write_bundle
-from agentfuzz.strategies import cases
+from agentfuzz.session import Turn, run_session
+from agentfuzz.strategies import cases, plans
 from agentfuzz.transport.live import LiveTransport, TargetUnreachable
 
-__all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Report", "Target", "run"]
+__all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Kind", "Report", "Target", "TurnTable", "run"]
 
 # Statuses that say the request never reached a model: a wrong key, path or model name, or a
 # rate limit. A run where every answer is one of them tested nothing, whatever else it saw.
@@ -44,6 +48,10 @@ ALL_MODES: tuple[Mode, ...] = (
     ("responses", False),
     ("responses", True),
 )
+# What an example is: one generated request, or a whole session driven by the server's answers.
+Kind = Literal["synthetic", "session"]
+# Session turn number -> (sessions that reached it, sessions whose turn failed there).
+TurnTable = dict[int, tuple[int, int]]
 
 
 def _label(mode: Mode) -> str:
@@ -61,6 +69,7 @@ class FuzzConfig:
     profile: Profile
     out: Path
     modes: tuple[Mode, ...] = ALL_MODES
+    kinds: tuple[Kind, ...] = ("synthetic",)
     api_key: str | None = None
     max_examples: int = 100
     seed: int | None = None
@@ -110,6 +119,8 @@ class Finding:
     bundle: Path
     reproduced: str = "pending"
     flaky: bool = False
+    # The session that showed this failure, up to the failing turn (session mode only).
+    transcript: tuple[Turn, ...] = ()
 
     @property
     def size(self) -> tuple[int, int, int]:
@@ -128,6 +139,8 @@ class Report:
     interrupted: bool = False
     # Set when every answer was a 401/403/404/405/429: the target was not tested at all.
     not_served: str | None = None
+    # Session mode: per turn number, sessions that reached it and sessions that failed there.
+    turns: TurnTable = field(default_factory=dict)
 
 
 class FindingStore:
@@ -137,11 +150,24 @@ class FindingStore:
         self.out = out
         self.by_key: dict[tuple[str, str], Finding] = {}
 
-    def offer(self, violation: Violation, case: Case, obs: Observation) -> None:
+    def offer(
+        self,
+        violation: Violation,
+        case: Case,
+        obs: Observation,
+        transcript: tuple[Turn, ...] = (),
+    ) -> None:
         current = self.by_key.get(violation.key)
-        candidate = Finding(violation, case, obs, Path())
+        candidate = Finding(violation, case, obs, Path(), transcript=transcript)
         if current is not None and candidate.size >= current.size:
+            if transcript and not current.transcript:
+                # A synthetic example was smaller, but the session that met it too is evidence.
+                current.transcript = transcript
+                self.write(current)
             return
+        if current is not None and not transcript:
+            # A reduced (or synthetic) request keeps the session it came from.
+            candidate.transcript = current.transcript
         candidate.bundle = self.write(candidate)
         self.by_key[violation.key] = candidate
 
@@ -156,6 +182,7 @@ class FindingStore:
             observed=observed_summary(finding.observation)
             | {"evidence": finding.violation.evidence},
             reproduced=finding.reproduced + (" (flaky)" if finding.flaky else ""),
+            transcript=finding.transcript,
         )
         return write_bundle(self.out, repro)
 
@@ -188,25 +215,32 @@ MAX_PASSES = 8
 
 
 def _fuzz_mode(
-    config: FuzzConfig, target: Target, store: FindingStore, mode: Mode, progress: Progress
+    config: FuzzConfig,
+    store: FindingStore,
+    label: str,
+    strategy: SearchStrategy[Any],
+    judge: Callable[[Any], list[Violation]],
+    db_key: str,
+    progress: Progress,
+    on_pass: Callable[[], None] = lambda: None,
 ) -> int:
-    """Fuzz one api/stream mode; return how many requests it took.
+    """Fuzz one api/stream mode with ``strategy``; return how many examples it ran.
 
     Hypothesis stops generating soon after its first failures, and only the first failure an
     example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
     failures no earlier pass has shrunk, and passes go on while they find new ones. The last
-    pass finds nothing new, so it has explored ``max_examples`` examples in full.
+    pass finds nothing new, so it has explored ``max_examples`` examples in full, and it never
+    shrinks: what it measures (the session turn table) is an unbiased sample.
     """
-    label = _label(mode)
     count = 0
     shrunk: set[tuple[str, str]] = set()
     raised: set[tuple[str, str]] = set()
 
-    def check(case: Case) -> None:
+    def check(example: Any) -> None:
         nonlocal count
         count += 1
         progress(label, count, len(store.by_key))
-        fresh = [v for v in _judge(config, target, store, case) if v.key not in shrunk]
+        fresh = [v for v in judge(example) if v.key not in shrunk]
         if fresh:
             first = fresh[0]
             raised.add(first.key)
@@ -216,8 +250,9 @@ def _fuzz_mode(
 
     for number in range(MAX_PASSES):
         before = len(raised)
+        on_pass()
         seed = None if config.seed is None else config.seed + number
-        _hypothesis_pass(config, target, mode, check, seed)
+        _hypothesis_pass(config, strategy, check, seed, db_key)
         shrunk |= raised
         if len(raised) == before:
             break
@@ -225,9 +260,12 @@ def _fuzz_mode(
 
 
 def _hypothesis_pass(
-    config: FuzzConfig, target: Target, mode: Mode, check: Callable[[Case], None], seed: int | None
+    config: FuzzConfig,
+    strategy: SearchStrategy[Any],
+    check: Callable[[Any], None],
+    seed: int | None,
+    db_key: str,
 ) -> None:
-    api, stream = mode
     db = None
     if config.database is not None:
         db = DirectoryBasedExampleDatabase(str(config.database))
@@ -238,16 +276,98 @@ def _hypothesis_pass(
         report_multiple_bugs=True,
         suppress_health_check=list(HealthCheck),
         print_blob=False,
-    )(given(cases(config.profile, api, stream))(check))
+    )(given(strategy)(check))
     if seed is not None:
         prop = hypothesis_seed(seed)(prop)
     # One example database key per target and mode, so saved failures replay where they failed.
-    key = f"{target.base_url}|{target.model}|{config.profile.name}|{api}|{stream}".encode()
-    prop._hypothesis_internal_database_key = hashlib.sha1(key).digest()  # type: ignore[attr-defined]
+    prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
     # The failures themselves are already in the store; what Hypothesis raises at the end
     # only confirms them (or says one would not reproduce: the trials measure that).
     with contextlib.suppress(AssertionError, ExceptionGroup, Flaky):
         prop()
+
+
+def _db_key(config: FuzzConfig, target: Target, mode: Mode, kind: Kind) -> str:
+    api, stream = mode
+    key = f"{target.base_url}|{target.model}|{config.profile.name}|{api}|{stream}"
+    return key if kind == "synthetic" else f"{key}|{kind}"
+
+
+def _synthetic(
+    config: FuzzConfig, target: Target, store: FindingStore, mode: Mode, progress: Progress
+) -> int:
+    api, stream = mode
+    return _fuzz_mode(
+        config,
+        store,
+        _label(mode),
+        cases(config.profile, api, stream),
+        lambda case: _judge(config, target, store, case),
+        _db_key(config, target, mode, "synthetic"),
+        progress,
+    )
+
+
+def _sessions(
+    config: FuzzConfig,
+    target: Target,
+    store: FindingStore,
+    mode: Mode,
+    progress: Progress,
+    table: TurnTable,
+) -> int:
+    """Fuzz one starting mode with whole sessions; add the last pass's turns to ``table``."""
+    api, stream = mode
+    tally: TurnTable = {}
+
+    def fresh_pass() -> None:
+        tally.clear()
+
+    def judge(plan: Plan) -> list[Violation]:
+        return _run_plan(config, target, store, plan, tally)
+
+    count = _fuzz_mode(
+        config,
+        store,
+        f"session {_label(mode)}",
+        plans(config.profile, api, stream, config.modes),
+        judge,
+        _db_key(config, target, mode, "session"),
+        progress,
+        fresh_pass,
+    )
+    for number, (reached, failed) in tally.items():
+        before = table.get(number, (0, 0))
+        table[number] = (before[0] + reached, before[1] + failed)
+    return count
+
+
+def _run_plan(
+    config: FuzzConfig, target: Target, store: FindingStore, plan: Plan, tally: TurnTable
+) -> list[Violation]:
+    """Run one session; offer each turn's violations as they appear, with the transcript."""
+    turns: list[Turn] = []
+    found: list[Violation] = []
+
+    def send(case: Case) -> Observation:
+        try:
+            return target.observe(case)
+        except TargetUnreachable as exc:
+            raise _StopRun(str(exc)) from None
+
+    def check(case: Case, obs: Observation) -> list[Violation]:
+        return oracles.check(case, obs, only=config.only, skip=config.skip)
+
+    def record(turn: Turn) -> None:
+        turns.append(turn)
+        reached, failed = tally.get(turn.number, (0, 0))
+        tally[turn.number] = (reached + 1, failed + bool(turn.violations))
+        for v in turn.violations:
+            store.offer(v, turn.case, turn.observation, tuple(turns))
+        found.extend(turn.violations)
+
+    run_session(plan, send, check, record)
+    return found
 
 
 def _judge(config: FuzzConfig, target: Target, store: FindingStore, case: Case) -> list[Violation]:
@@ -288,7 +408,12 @@ def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
     report = Report()
     try:
         for mode in config.modes:
-            report.examples[_label(mode)] = _fuzz_mode(config, target, store, mode, progress)
+            if "synthetic" in config.kinds:
+                report.examples[_label(mode)] = _synthetic(config, target, store, mode, progress)
+            if "session" in config.kinds:
+                report.examples[f"session {_label(mode)}"] = _sessions(
+                    config, target, store, mode, progress, report.turns
+                )
         for key in list(store.by_key):
             _reduce(config, target, store, store.by_key[key])
         for finding in store.by_key.values():

@@ -1,4 +1,5 @@
-"""Repro bundles on disk: ``OUT/<oracle>-<hash>/repro.json`` and ``repro.sh``.
+"""Repro bundles on disk: ``OUT/<oracle>-<hash>/repro.json``, ``repro.sh`` and, for a failure
+a session found, ``session.json``: every request and answer of that session, in order.
 
 A bundle is written the moment a failure is first seen and rewritten, atomically, each time a
 smaller example fails the same way, so an interrupted run loses nothing. The API key never
@@ -11,12 +12,13 @@ import hashlib
 import json
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.observation import Exchange, Observation, Violation
+from agentfuzz.session import Turn
 
 __all__ = ["Repro", "bundle_dir", "observed_summary", "read_repro", "write_bundle"]
 
@@ -31,6 +33,7 @@ class Repro:
     violation: Violation
     observed: dict[str, Any]
     reproduced: str = "pending"
+    transcript: tuple[Turn, ...] = field(default=())
 
 
 def bundle_dir(out: Path, violation: Violation) -> Path:
@@ -114,7 +117,35 @@ def write_bundle(out: Path, repro: Repro) -> Path:
     }
     _atomic_write(folder / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     _atomic_write(folder / "repro.sh", _curl(repro.url, repro.request, repro.case.stream), 0o755)
+    if repro.transcript:
+        doc = {"turns": [_turn(t) for t in repro.transcript]}
+        _atomic_write(folder / "session.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return folder
+
+
+def _answer(ex: Exchange) -> dict[str, Any]:
+    answer: dict[str, Any] = {"status": ex.status, "content_type": ex.content_type}
+    if ex.stream:
+        answer["events"] = [{"event": e.event, "data": e.data} for e in ex.events]
+    else:
+        answer["body"] = ex.body
+    if ex.failure:
+        answer["failure"] = ex.failure
+    return answer
+
+
+def _turn(turn: Turn) -> dict[str, Any]:
+    """One session turn as sent and as answered, whole: the transcript is the evidence."""
+    ex = turn.observation.exchange
+    origin = turn.case.session
+    return {
+        "turn": turn.number,
+        "url": ex.url,
+        "request": ex.request,
+        "response": _answer(ex),
+        "untouched": origin.untouched if origin else None,
+        "violations": [{"oracle": v.oracle, "message": v.message} for v in turn.violations],
+    }
 
 
 def read_repro(path: Path) -> dict[str, Any]:

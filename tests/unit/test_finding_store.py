@@ -1,0 +1,85 @@
+"""The finding store keeps the smallest request per failure, and the session that showed it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentfuzz.engine import FindingStore
+from agentfuzz.history import Case, History, Provenance, UserMessage
+from agentfuzz.observation import Exchange, Observation, SSEEvent, Violation
+from agentfuzz.session import Turn
+
+URL = "http://127.0.0.1:9/v1/responses"
+V = Violation("empty_turn", "nothing", "", "empty_turn")
+
+
+def _case(*texts: str, turn: int | None = None) -> Case:
+    history = History(items=tuple(UserMessage(text=t) for t in texts))
+    return Case(history=history, session=None if turn is None else Provenance(turn=turn))
+
+
+def _obs(case: Case, stream: bool = False) -> Observation:
+    request = {"input": [it.model_dump() for it in case.history.items]}
+    events = (SSEEvent("response.created", '{"type":"response.created"}'),) if stream else ()
+    ex = Exchange(URL, request, stream, 200, body="" if stream else "{}", events=events)
+    return Observation(exchange=ex)
+
+
+def _session(*cases: Case) -> tuple[Turn, ...]:
+    return tuple(Turn(n, c, _obs(c, stream=n % 2 == 0), (V,)) for n, c in enumerate(cases, 1))
+
+
+def _written(store: FindingStore) -> dict[str, Any]:
+    (finding,) = store.by_key.values()
+    return json.loads((finding.bundle / "session.json").read_text())
+
+
+def test_session_json_holds_every_turn_whole(tmp_path: Path) -> None:
+    store = FindingStore(tmp_path)
+    first, second = _case("a", turn=1), _case("a", "b", turn=2)
+    store.offer(V, second, _obs(second), _session(first, second))
+    doc = _written(store)
+    turns = doc["turns"]
+    assert [t["turn"] for t in turns] == [1, 2]
+    assert turns[0]["request"] == _obs(first).exchange.request
+    assert turns[0]["response"]["body"] == "{}"
+    assert turns[1]["response"]["events"] == [
+        {"event": "response.created", "data": '{"type":"response.created"}'}
+    ]
+    assert turns[1]["violations"] == [{"oracle": "empty_turn", "message": "nothing"}]
+
+
+def test_a_reduced_request_keeps_the_session_it_came_from(tmp_path: Path) -> None:
+    store = FindingStore(tmp_path)
+    big = _case("a", "b", "c", turn=2)
+    store.offer(V, big, _obs(big), _session(_case("a", turn=1), big))
+    small = _case("c", turn=2)
+    store.offer(V, small, _obs(small))  # what reduction offers: one request, no session
+    (finding,) = store.by_key.values()
+    assert finding.case == small
+    assert len(finding.transcript) == 2
+    assert len(_written(store)["turns"]) == 2
+
+
+def test_a_smaller_synthetic_finding_still_gains_the_session(tmp_path: Path) -> None:
+    store = FindingStore(tmp_path)
+    synthetic = _case("x")
+    store.offer(V, synthetic, _obs(synthetic))
+    (finding,) = store.by_key.values()
+    assert not (finding.bundle / "session.json").exists()
+    bigger = _case("a", "b", turn=1)
+    store.offer(V, bigger, _obs(bigger), _session(bigger))
+    assert finding.case == synthetic
+    assert len(_written(store)["turns"]) == 1
+
+
+def test_a_smaller_session_case_brings_its_own_session(tmp_path: Path) -> None:
+    store = FindingStore(tmp_path)
+    big = _case("a", "b", "c", turn=3)
+    store.offer(V, big, _obs(big), _session(_case("a", turn=1), _case("a", "b", turn=2), big))
+    small = _case("a", turn=1)
+    store.offer(V, small, _obs(small), _session(small))
+    (finding,) = store.by_key.values()
+    assert finding.case == small and len(finding.transcript) == 1
