@@ -5,6 +5,7 @@ tool call (to the tool the user names, else the first; a named ``tool_choice`` w
 arguments satisfy the tool's schema, and anything else with the text ``"done."``. Each planted
 bug fires only on a request feature the fuzzer's strategies must reach, and ``BUGS`` states
 the smallest request (in wire items: ``len(messages)`` or ``len(input)``) that fires it.
+``SESSION_BUGS`` (``planted_ids``) fire only on the server's own output fed back to it.
 
 This is test code on the server side: it must not import ``agentfuzz`` (a parsing bug shared
 with the client would hide itself).
@@ -46,6 +47,7 @@ from .planted_answer import (
     response_events,
     schema_example,
 )
+from .planted_ids import SESSION_BUGS, call_id_shape, own_id_refusal
 from .planted_request import (
     BadRequest,
     Call,
@@ -61,6 +63,7 @@ __all__ = [
     "BUGS",
     "KIMI_MARKUP",
     "ROBUSTNESS_BUGS",
+    "SESSION_BUGS",
     "PlantedBug",
     "build_app",
     "planted_server",
@@ -195,7 +198,8 @@ def _plan(req: ParsedRequest, trig: _Triggers, bugs: frozenset[str], ids: Ids) -
         if "truncate_dotted" in bugs and "." in name:
             name = name.rsplit(".", 1)[1]
         namespace = tool.namespace if req.api == "responses" else None
-        plan = Plan(call=Call(ids.mint("call_", "call", 24), name, arguments, namespace))
+        prefix, size = call_id_shape(bugs)
+        plan = Plan(call=Call(ids.mint(prefix, "call", size), name, arguments, namespace))
         plan.finish = "tool_calls"
     else:
         leak = "leak_without_tools" in bugs and not req.body.get("tools") and trig.has_call
@@ -241,6 +245,9 @@ async def _answer(request: Request, api: str, bugs: frozenset[str]) -> Response:
         return _error(400, "the body must be a JSON object")
     try:
         req = parse(api, body)
+        refusal = own_id_refusal(req, bugs)
+        if refusal is not None:
+            return _error(400, refusal)
         trig = _Triggers(req)
         ids = Ids(body)
         plan = _plan(req, trig, bugs, ids)
@@ -283,7 +290,7 @@ async def _answer(request: Request, api: str, bugs: frozenset[str]) -> Response:
 def build_app(bugs: Iterable[str] = ()) -> Starlette:
     """The ASGI app with the given bugs planted (none: a correct server)."""
     chosen = frozenset(bugs)
-    unknown = chosen - set(BUGS) - set(ROBUSTNESS_BUGS)
+    unknown = chosen - set(BUGS) - set(ROBUSTNESS_BUGS) - set(SESSION_BUGS)
     if unknown:
         raise ValueError(f"unknown planted bugs: {sorted(unknown)}")
 
