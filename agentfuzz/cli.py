@@ -1,4 +1,4 @@
-"""The ``agentfuzz`` command line: ``fuzz`` and ``serve``.
+"""The ``agentfuzz`` command line: ``fuzz``, ``replay`` and ``serve``.
 
 Exit codes are a contract: 0 nothing found · 1 failures found (repros written) · 2 usage, config or
 input error · 3 target unreachable. Every error is one line on stderr, never a traceback.
@@ -94,14 +94,14 @@ def _trials(value: str) -> int:
     return int(value)
 
 
-def _writable_out(out: Path) -> Path:
+def _writable_out(out: Path, flag: str = "--out") -> Path:
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".agentfuzz-write-test"
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        _fail(EXIT_USAGE, f"--out {out}: not writable ({exc.strerror or exc})")
+        _fail(EXIT_USAGE, f"{flag} {out}: not writable ({exc.strerror or exc})")
     return out
 
 
@@ -261,6 +261,11 @@ def cli() -> None:
 @click.option("--oracles", "only", help="Only these oracles (comma-separated).")
 @click.option("--skip-oracles", "skip", help="Not these oracles (comma-separated).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True)
+@click.option(
+    "--record",
+    type=click.Path(path_type=Path),
+    help="Write every example (or session) as a vcrpy cassette in this folder.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def fuzz(
     base_url: str | None,
@@ -279,6 +284,7 @@ def fuzz(
     only: str | None,
     skip: str | None,
     timeout: float,
+    record: Path | None,
     quiet: bool,
 ) -> None:
     """Generate agent histories, send them, check every answer, shrink and write repros."""
@@ -299,6 +305,8 @@ def fuzz(
     if not set(oracles.names() if selected is None else selected) - set(skipped):
         _fail(EXIT_USAGE, "--oracles/--skip-oracles leave no oracle to run")
     _writable_out(out)
+    if record is not None:
+        _writable_out(record, "--record")
     err = Console(stderr=True)
     with _target(base_url, serve) as url:
         name = model or _first_model(url, api_key, timeout)
@@ -316,6 +324,7 @@ def fuzz(
             only=selected,
             skip=skipped,
             timeout=timeout,
+            record=record,
         )
         with Progress(
             TextColumn("{task.description}"),
@@ -365,6 +374,45 @@ def serve(
         run_server(profile, host, port, temperature=temperature, seed=seed, latency_ms=latency_ms)
     except OSError as exc:  # the address is in use, not ours, or the host does not resolve
         _fail(EXIT_USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the body splits.")
+@click.option("--whole", is_flag=True, help="Replay each body in one piece, unsplit.")
+def replay(paths: tuple[Path, ...], seed: int, whole: bool) -> None:
+    """Re-check recorded cassettes (files or folders) offline through every oracle.
+
+    Exit 1 if any turn fails an oracle, 2 if a cassette cannot be read.
+    """
+    from agentfuzz.replay import cassette_files, replay_cassette
+    from agentfuzz.transport.cassette import CassetteError, NotInCassette
+
+    files = cassette_files(paths)
+    if not files:
+        _fail(EXIT_USAGE, f"no cassette (*.yaml) under {', '.join(map(str, paths))}")
+    failing = unreadable = 0
+    for path in files:
+        try:
+            result = replay_cassette(path, None if whole else seed)
+        except (CassetteError, NotInCassette) as exc:
+            click.echo(f"agentfuzz: {exc}", err=True)
+            unreadable += 1
+            continue
+        failing += result.failed
+        click.echo(f"{path}: {len(result.turns)} turn(s)")
+        for turn in result.turns:
+            now = ", ".join(f"{v.oracle}: {v.message}" for v in turn.violations) or "ok"
+            then = (
+                ""
+                if turn.same
+                else "  [recorded: " + (", ".join(v["oracle"] for v in turn.recorded) or "ok") + "]"
+            )
+            click.echo(f"  turn {turn.number}: {now}{then}")
+    click.echo(f"{len(files)} cassette(s): {failing} failing, {unreadable} unreadable")
+    if unreadable:
+        raise _Exit(EXIT_USAGE, "")
+    raise _Exit(EXIT_FOUND if failing else EXIT_CLEAN, "")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,9 +30,11 @@ from agentfuzz.observation import Observation, Violation
 from agentfuzz.plan import Plan
 from agentfuzz.profiles import Profile
 from agentfuzz.reduce import case_size, reduce_case
+from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans
+from agentfuzz.transport.cassette import Interaction, RecordingTransport
 from agentfuzz.transport.live import LiveTransport, TargetUnreachable
 
 __all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Kind", "Report", "Target", "TurnTable", "run"]
@@ -78,6 +80,8 @@ class FuzzConfig:
     skip: Collection[str] = ()
     timeout: float = 60.0
     database: Path | None = Path(".agentfuzz/examples")
+    # Write every example (one request) or session (its requests) as a cassette here.
+    record: Path | None = None
 
 
 class Target:
@@ -86,16 +90,25 @@ class Target:
     def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
-        self.transport = LiveTransport(self.base_url, api_key=api_key, timeout=timeout)
+        # Every exchange passes a recorder: a bundle's cassette is the exchange as it came.
+        self.last_interaction: Interaction | None = None
+        recorder = RecordingTransport(self._keep)
+        self.transport = LiveTransport(
+            self.base_url, api_key=api_key, timeout=timeout, transport=recorder
+        )
         self.calls = 0
         self.answered = 0
         self.last_answered: tuple[Case, Observation] | None = None
         self.not_served = 0
         self.last_not_served = ""
 
+    def _keep(self, interaction: Interaction) -> None:
+        self.last_interaction = interaction
+
     def observe(self, case: Case) -> Observation:
         path, body = build_request(case, self.model)
         self.calls += 1
+        self.last_interaction = None
         exchange = self.transport.send(path, body, case.stream)
         obs = assemble(exchange)
         self.answered += 1
@@ -121,6 +134,8 @@ class Finding:
     flaky: bool = False
     # The session that showed this failure, up to the failing turn (session mode only).
     transcript: tuple[Turn, ...] = ()
+    # The failing exchange as recorded, for the bundle's cassette.
+    interaction: Interaction | None = None
 
     @property
     def size(self) -> tuple[int, int, int]:
@@ -156,9 +171,12 @@ class FindingStore:
         case: Case,
         obs: Observation,
         transcript: tuple[Turn, ...] = (),
+        interaction: Interaction | None = None,
     ) -> None:
         current = self.by_key.get(violation.key)
-        candidate = Finding(violation, case, obs, Path(), transcript=transcript)
+        candidate = Finding(
+            violation, case, obs, Path(), transcript=transcript, interaction=interaction
+        )
         if current is not None and candidate.size >= current.size:
             if transcript and not current.transcript:
                 # A synthetic example was smaller, but the session that met it too is evidence.
@@ -183,6 +201,7 @@ class FindingStore:
             | {"evidence": finding.violation.evidence},
             reproduced=finding.reproduced + (" (flaky)" if finding.flaky else ""),
             transcript=finding.transcript,
+            interaction=finding.interaction,
         )
         return write_bundle(self.out, repro)
 
@@ -358,15 +377,24 @@ def _run_plan(
     def check(case: Case, obs: Observation) -> list[Violation]:
         return oracles.check(case, obs, only=config.only, skip=config.skip)
 
+    recorded: list[Recorded] = []
+
     def record(turn: Turn) -> None:
         turns.append(turn)
         reached, failed = tally.get(turn.number, (0, 0))
         tally[turn.number] = (reached + 1, failed + bool(turn.violations))
+        interaction = target.last_interaction
         for v in turn.violations:
-            store.offer(v, turn.case, turn.observation, tuple(turns))
+            store.offer(v, turn.case, turn.observation, tuple(turns), interaction)
         found.extend(turn.violations)
+        if interaction is not None:
+            recorded.append(Recorded(interaction, turn.case, turn.violations))
 
-    run_session(plan, send, check, record)
+    try:
+        run_session(plan, send, check, record)
+    finally:
+        # Even a session the target died in is kept, up to its last answer.
+        _record(config, target, "session", recorded)
     return found
 
 
@@ -377,9 +405,34 @@ def _judge(config: FuzzConfig, target: Target, store: FindingStore, case: Case) 
     except TargetUnreachable as exc:
         raise _StopRun(str(exc)) from None
     found = oracles.check(case, obs, only=config.only, skip=config.skip)
+    interaction = target.last_interaction
     for v in found:
-        store.offer(v, case, obs)
+        store.offer(v, case, obs, interaction=interaction)
+    if interaction is not None:
+        _record(config, target, "synthetic", [Recorded(interaction, case, tuple(found))])
     return found
+
+
+def _record(config: FuzzConfig, target: Target, kind: Kind, recorded: list[Recorded]) -> None:
+    """With ``--record``, write one example's or session's exchanges as one cassette."""
+    if config.record is None or not recorded:
+        return
+    first = recorded[0].case
+    digest = hashlib.sha1()
+    for item in recorded:
+        body = item.interaction[0].body or b""
+        digest.update(body.encode() if isinstance(body, str) else body)
+    mode = f"{first.api}-{'stream' if first.stream else 'no-stream'}"
+    about = {
+        "target": target.base_url,
+        "model": target.model,
+        "profile": config.profile.name,
+        "kind": kind,
+        "api": first.api,
+        "stream": first.stream,
+    }
+    path = config.record / f"{kind}-{mode}-{digest.hexdigest()[:12]}.yaml"
+    write_cassette(path, recorded, about)
 
 
 def _shows(key: tuple[str, str], violations: list[Violation]) -> bool:

@@ -1,5 +1,11 @@
-"""Repro bundles on disk: ``OUT/<oracle>-<hash>/repro.json``, ``repro.sh`` and, for a failure
-a session found, ``session.json``: every request and answer of that session, in order.
+"""Repro bundles on disk: ``OUT/<oracle>-<hash>/`` holding
+
+- ``repro.json``: the failing request, what came back, the oracle and the reproduction rate;
+- ``repro.sh``: the same request as ``curl``;
+- ``cassette.yaml`` + ``test_repro.py``: the failing exchange as recorded, and a pytest file that
+  replays it offline (the recorded oracle still fires: documents the bug) or, with
+  ``--agentfuzz-base-url``, re-sends it live (the oracle no longer fires: the regression test);
+- ``session.json``, for a failure a session found: every request and answer of that session.
 
 A bundle is written the moment a failure is first seen and rewritten, atomically, each time a
 smaller example fails the same way, so an interrupted run loses nothing. The API key never
@@ -18,7 +24,9 @@ from typing import Any
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Exchange, Observation, Violation
+from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn
+from agentfuzz.transport.cassette import Interaction
 
 __all__ = ["Repro", "bundle_dir", "observed_summary", "read_repro", "write_bundle"]
 
@@ -34,6 +42,7 @@ class Repro:
     observed: dict[str, Any]
     reproduced: str = "pending"
     transcript: tuple[Turn, ...] = field(default=())
+    interaction: Interaction | None = None
 
 
 def bundle_dir(out: Path, violation: Violation) -> Path:
@@ -117,6 +126,11 @@ def write_bundle(out: Path, repro: Repro) -> Path:
     }
     _atomic_write(folder / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     _atomic_write(folder / "repro.sh", _curl(repro.url, repro.request, repro.case.stream), 0o755)
+    if repro.interaction is not None:
+        about = {"target": repro.url, "kind": "repro", "api": repro.case.api}
+        recorded = Recorded(repro.interaction, repro.case, (v,))
+        write_cassette(folder / "cassette.yaml", [recorded], about)
+        _atomic_write(folder / "test_repro.py", _test_file(v))
     if repro.transcript:
         doc = {"turns": [_turn(t) for t in repro.transcript]}
         _atomic_write(folder / "session.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -156,3 +170,46 @@ def read_repro(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or not {"url", "request", "oracle"} <= doc.keys():
         raise ValueError(f"{path}: not a repro.json (needs url, request, oracle)")
     return doc
+
+
+_TEST_FILE = '''\
+"""Regression test for an agentfuzz finding: {oracle}: {message}
+
+Two modes:
+
+- offline (plain ``pytest``): replays the failing exchange recorded in ``cassette.yaml``
+  through agentfuzz's client pipeline and asserts ``{oracle}`` still fires. It documents the
+  bug and passes in CI, without a server or network;
+- live (``pytest --agentfuzz-base-url http://host:8000/v1 [--agentfuzz-model NAME]``, or
+  ``$AGENTFUZZ_BASE_URL``): re-sends the minimal request in ``repro.json`` and asserts
+  ``{oracle}`` no longer fires. It fails while the server has the bug and passes once fixed.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentfuzz.replay import replay_bundle, resend_bundle
+
+HERE = Path(__file__).parent
+ORACLE = {oracle!r}
+
+
+def test_repro(request: pytest.FixtureRequest) -> None:
+    base_url = request.config.getoption("agentfuzz_base_url", default=None)
+    base_url = base_url or os.environ.get("AGENTFUZZ_BASE_URL")
+    if not base_url:
+        fired = {{v.oracle for v in replay_bundle(HERE)}}
+        assert ORACLE in fired, "the recorded exchange no longer shows the bug"
+        return
+    model = request.config.getoption("agentfuzz_model", default=None)
+    found = [v for v in resend_bundle(HERE, base_url, model) if v.oracle == ORACLE]
+    assert not found, f"{{ORACLE}} still fires: {{found[0].message}}"
+'''
+
+
+def _test_file(v: Violation) -> str:
+    # The message goes into a docstring: keep it one line, without quotes or backslashes.
+    message = " ".join(v.message.split()).replace('"', "'").replace("\\", "/")
+    return _TEST_FILE.format(oracle=v.oracle, message=message[:200])

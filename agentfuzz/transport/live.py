@@ -60,11 +60,19 @@ def _failure(exc: BaseException) -> str:
 class LiveTransport:
     """Sends requests to an OpenAI-compatible server over one pooled ``httpx.Client``."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # ``transport`` puts a recorder or a cassette under the client (transport/cassette.py).
         self._client = httpx.Client(
+            transport=transport,
             headers=headers,
             timeout=httpx.Timeout(
                 connect=min(timeout, 10.0), read=timeout, write=timeout, pool=timeout

@@ -25,7 +25,9 @@ LAYERS = {
     "repro": 7,
     "engine": 7,
     "session": 7,
+    "replay": 7,
     "cli": 8,
+    "pytest_plugin": 8,
     "__init__": 8,
 }
 

@@ -1,0 +1,231 @@
+"""Cassettes as agentfuzz uses them: written with the case and verdicts of every turn, and
+replayed through the real client pipeline (transport, dialect assembly, every oracle).
+
+A cassette's ``metadata.agentfuzz`` says what was fuzzed (target, model, agentfuzz version)
+and, for each interaction in order, the ``case`` it sent, the ``verdicts`` the oracles gave at
+record time and the body's size in ``bytes`` (a cut-short body is then an unreadable cassette,
+not a new finding). Replay needs no network: bodies come from the cassette, re-split at
+seeded random byte boundaries.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from agentfuzz import oracles
+from agentfuzz.dialects import assemble
+from agentfuzz.history import Case
+from agentfuzz.observation import Observation, Violation
+from agentfuzz.transport.cassette import (
+    CassetteError,
+    Interaction,
+    ReplayTransport,
+    load_cassette,
+    metadata,
+    new_cassette,
+    save_cassette,
+)
+from agentfuzz.transport.live import LiveTransport
+
+__all__ = [
+    "CassetteReplay",
+    "Recorded",
+    "ReplayedTurn",
+    "cassette_files",
+    "replay_bundle",
+    "replay_cassette",
+    "resend_bundle",
+    "verdict",
+    "write_cassette",
+]
+
+try:
+    VERSION = importlib.metadata.version("agentfuzz")
+except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+    VERSION = "unknown"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One exchange to write: what went over the wire, the case behind it, its verdicts."""
+
+    interaction: Interaction
+    case: Case
+    violations: tuple[Violation, ...]
+
+
+def verdict(v: Violation) -> dict[str, str]:
+    return {"oracle": v.oracle, "signature": v.signature, "message": v.message}
+
+
+def _body_bytes(response: dict[str, Any]) -> int:
+    body = response["body"]["string"]
+    return len(body.encode("utf-8") if isinstance(body, str) else body)
+
+
+def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, Any]) -> Path:
+    """Write ``recorded`` as one cassette at ``path``; ``about`` says what was fuzzed."""
+    cassette = new_cassette(path)
+    turns = []
+    for item in recorded:
+        cassette.append(*item.interaction)
+        turns.append(
+            {
+                "case": item.case.model_dump(mode="json"),
+                "verdicts": [verdict(v) for v in item.violations],
+                "bytes": _body_bytes(item.interaction[1]),
+            }
+        )
+    save_cassette(cassette, {"agentfuzz": {"version": VERSION, **about, "turns": turns}})
+    return path
+
+
+@dataclass
+class ReplayedTurn:
+    """One interaction replayed: the verdicts recorded then and the ones given now."""
+
+    number: int
+    url: str
+    recorded: list[dict[str, str]]
+    observation: Observation
+    violations: list[Violation]
+
+    @property
+    def same(self) -> bool:
+        """Whether replay reached the recorded verdicts (by oracle and signature)."""
+        now = sorted((v.oracle, v.signature) for v in self.violations)
+        then = sorted((v["oracle"], v.get("signature", "")) for v in self.recorded)
+        return now == then
+
+
+@dataclass
+class CassetteReplay:
+    path: Path
+    about: dict[str, Any]
+    turns: list[ReplayedTurn] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(t.violations for t in self.turns)
+
+    @property
+    def same(self) -> bool:
+        return all(t.same for t in self.turns)
+
+
+def _turns(path: Path, about: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    turns = about.get("turns")
+    if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
+        raise CassetteError(f"{path}: no agentfuzz metadata (metadata.agentfuzz.turns)")
+    if len(turns) != count:
+        raise CassetteError(f"{path}: {count} interactions but {len(turns)} turns of metadata")
+    return turns
+
+
+def _case(path: Path, number: int, turn: dict[str, Any]) -> Case:
+    try:
+        return Case.model_validate(turn.get("case"))
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        raise CassetteError(
+            f"{path}: turn {number}: case.{where}: {problem['msg']}".rstrip(".")
+        ) from None
+
+
+def _check_body(path: Path, number: int, response: dict[str, Any], turn: dict[str, Any]) -> None:
+    size = _body_bytes(response)
+    expected = turn.get("bytes")
+    if isinstance(expected, int) and size != expected:
+        raise CassetteError(
+            f"{path}: turn {number}: body holds {size} bytes, recorded {expected} (truncated?)"
+        )
+    for name, values in (response.get("headers") or {}).items():
+        declared = str(values[0]) if name.lower() == "content-length" and values else ""
+        if declared.isdigit() and int(declared) != size:
+            raise CassetteError(
+                f"{path}: turn {number}: body holds {size} bytes, content-length says "
+                f"{declared} (truncated?)"
+            )
+
+
+def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
+    """Re-run every interaction of the cassette at ``path`` offline; ``seed`` None: whole bodies.
+
+    Raises ``CassetteError`` (one line) for a cassette that cannot be read or used.
+    """
+    cassette = load_cassette(path)
+    about = metadata(cassette)
+    turns = _turns(path, about, len(cassette.data))
+    checked = []
+    for number, ((request, response), turn) in enumerate(zip(cassette.data, turns, strict=True), 1):
+        _check_body(path, number, response, turn)
+        checked.append((number, request, _case(path, number, turn), turn))
+    rng = None if seed is None else random.Random(seed)
+    result = CassetteReplay(path, about)
+    for number, request, case, turn in checked:
+        parts = urlsplit(request.uri)
+        with LiveTransport(
+            f"{parts.scheme}://{parts.netloc}", transport=ReplayTransport(cassette, rng)
+        ) as transport:
+            exchange = transport.send(parts.path, _json(path, number, request.body), case.stream)
+        obs = assemble(exchange)
+        result.turns.append(
+            ReplayedTurn(
+                number, exchange.url, turn.get("verdicts") or [], obs, oracles.check(case, obs)
+            )
+        )
+    return result
+
+
+def _json(path: Path, number: int, body: Any) -> dict[str, Any]:
+    try:
+        data = json.loads(body.decode("utf-8") if isinstance(body, bytes) else body)
+    except (ValueError, AttributeError, TypeError):
+        data = None
+    if not isinstance(data, dict):
+        raise CassetteError(f"{path}: turn {number}: the request body is not a JSON object")
+    return data
+
+
+def cassette_files(paths: Sequence[Path]) -> list[Path]:
+    """The cassettes named by ``paths``: files as given, folders searched for ``*.yaml``."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.y*ml") if p.suffix in (".yaml", ".yml"))
+        else:
+            found.append(path)
+    return found
+
+
+def _bundle_case(folder: Path) -> tuple[dict[str, Any], Case]:
+    doc = json.loads((folder / "repro.json").read_text(encoding="utf-8"))
+    return doc, Case.model_validate(doc["case"])
+
+
+def replay_bundle(folder: Path, seed: int | None = 0) -> list[Violation]:
+    """What the oracles say, offline, about the failing exchange a bundle recorded."""
+    replay = replay_cassette(folder / "cassette.yaml", seed)
+    return replay.turns[-1].violations
+
+
+def resend_bundle(folder: Path, base_url: str, model: str | None = None) -> list[Violation]:
+    """Send a bundle's minimal request to a live server; what the oracles say about the answer."""
+    doc, case = _bundle_case(folder)
+    request = dict(doc["request"])
+    if model is not None:
+        request["model"] = model
+    path = "/" + urlsplit(doc["url"]).path.split("/v1/", 1)[-1]
+    with LiveTransport(base_url) as transport:
+        obs = assemble(transport.send(path, request, case.stream))
+    return oracles.check(case, obs)

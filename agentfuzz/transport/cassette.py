@@ -1,0 +1,347 @@
+"""Cassettes: recorded exchanges in vcrpy's format, a recording transport and a replaying one.
+
+vcrpy owns the format (``version``, ``interactions``, ``metadata``), the header filters and the
+matching; agentfuzz plugs two httpx transports under ``LiveTransport`` instead of letting vcrpy
+patch httpx, because vcrpy reads a whole response before the client sees it, and a server that
+streams forever would then hang the recorder past every time and size budget.
+
+- ``RecordingTransport`` passes each response through untouched and, once the client has read
+  it, hands the raw bytes to a sink as one vcrpy interaction.
+- ``ReplayTransport`` answers from a loaded cassette, re-splitting each body at seeded random
+  byte boundaries: vcrpy stores a streamed body whole, so replaying it in one piece would never
+  exercise the SSE decoder and the assembler against chunk boundaries.
+
+Requests match on method, path and JSON body compared as data (key order ignored). The host
+and port are left out on purpose: the reference server gets a fresh port every run. No body
+field is ignored: agentfuzz's bodies are a pure function of the case and the model name.
+Headers ``authorization``, ``api-key``, ``x-api-key``, ``cookie`` and ``set-cookie`` are
+never written.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import vcr
+import yaml
+from vcr.cassette import Cassette
+from vcr.errors import MissingMetadataError, UnhandledHTTPRequestError
+from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+from vcr.request import Request as VcrRequest
+
+__all__ = [
+    "SECRET_HEADERS",
+    "CassetteError",
+    "Interaction",
+    "NotInCassette",
+    "RecordingTransport",
+    "ReplayTransport",
+    "load_cassette",
+    "metadata",
+    "new_cassette",
+    "save_cassette",
+]
+
+SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "cookie", "set-cookie")
+
+# A recorded (request, response) pair, as vcrpy keeps it in memory.
+Interaction = tuple[VcrRequest, dict[str, Any]]
+
+
+class CassetteError(Exception):
+    """A cassette that cannot be used; ``str()`` is one line naming the file and the fault."""
+
+
+class NotInCassette(Exception):
+    """A request the cassette does not hold; ``str()`` names the closest one and what differs."""
+
+
+class _ReadableYaml:
+    """vcrpy's YAML layout, with multi-line strings (SSE bodies) written as literal blocks."""
+
+    # libyaml's emitter when there is one: recording every example must stay cheap.
+    class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+        pass
+
+    @staticmethod
+    def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+        style = "|" if "\n" in value and value == value.strip(" ") else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    _Dumper.add_representer(str, _str)
+
+    @classmethod
+    def serialize(cls, data: dict[str, Any]) -> str:
+        return yaml.dump(data, Dumper=cls._Dumper, allow_unicode=True, sort_keys=False, width=100)
+
+    @staticmethod
+    def deserialize(text: str) -> Any:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _json_body(r1: VcrRequest, r2: VcrRequest) -> None:
+    """vcrpy matcher: equal JSON bodies, key order ignored; the message says what differs."""
+    a, b = _as_json(r1.body), _as_json(r2.body)
+    if a != b:
+        raise AssertionError(_difference(a, b))
+
+
+def _path(r1: VcrRequest, r2: VcrRequest) -> None:
+    if r1.path != r2.path:
+        raise AssertionError(f"path {r1.path} != {r2.path}")
+
+
+def _as_json(body: Any) -> Any:
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", errors="replace")
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return body
+
+
+def _difference(new: Any, old: Any, where: str = "body") -> str:
+    """The first place two JSON values differ, as a short path and both values."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        for key in sorted(new.keys() | old.keys(), key=str):
+            if new.get(key, _MISSING) != old.get(key, _MISSING):
+                return _difference(new.get(key, _MISSING), old.get(key, _MISSING), f"{where}.{key}")
+    if isinstance(new, list) and isinstance(old, list):
+        if len(new) != len(old):
+            return f"{where} has {len(new)} items, the recorded one {len(old)}"
+        for i, (x, y) in enumerate(zip(new, old, strict=True)):
+            if x != y:
+                return _difference(x, y, f"{where}[{i}]")
+    return f"{where} is {_short(new)}, recorded {_short(old)}"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_MISSING = _Missing()
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, _Missing) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _drop_response_secrets(response: dict[str, Any]) -> dict[str, Any]:
+    headers = response.get("headers") or {}
+    response["headers"] = {k: v for k, v in headers.items() if k.lower() not in SECRET_HEADERS}
+    return response
+
+
+_VCR = vcr.VCR(
+    serializer="agentfuzz-yaml",
+    filter_headers=list(SECRET_HEADERS),
+    before_record_response=_drop_response_secrets,
+    match_on=("method", "agentfuzz-path", "agentfuzz-json-body"),
+    decode_compressed_response=True,
+)
+_VCR.register_serializer("agentfuzz-yaml", _ReadableYaml)
+_VCR.register_matcher("agentfuzz-path", _path)
+_VCR.register_matcher("agentfuzz-json-body", _json_body)
+
+
+_CASSETTE_ARGS = frozenset(inspect.signature(Cassette).parameters)
+
+
+def _config(path: Path, record_mode: str) -> dict[str, Any]:
+    # vcrpy's merged config also carries what only its context manager uses.
+    merged = _VCR.get_merged_config(path=str(path), record_mode=record_mode)
+    return {k: v for k, v in merged.items() if k in _CASSETTE_ARGS}
+
+
+def new_cassette(path: Path, record_mode: str = "all") -> Cassette:
+    """An empty cassette to record into, saved to ``path`` by ``save_cassette``."""
+    return Cassette(**_config(path, record_mode))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:200]
+
+
+def load_cassette(path: Path, record_mode: str = "none") -> Cassette:
+    """The cassette at ``path``, checked strictly: unlike vcrpy's own loader, which treats an
+    unreadable file as empty, anything wrong is a ``CassetteError`` naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CassetteError(f"{path}: cannot read: {_one_line(str(exc))}") from None
+    try:
+        data = _ReadableYaml.deserialize(text)
+    except yaml.YAMLError as exc:
+        raise CassetteError(f"{path}: not valid YAML: {_one_line(str(exc))}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        raise CassetteError(f"{path}: not a cassette (no list of interactions)")
+    for n, item in enumerate(data["interactions"], start=1):
+        if not _interaction_shape(item):
+            raise CassetteError(f"{path}: interaction {n} lacks a request or a response")
+    try:
+        FilesystemPersister.load_cassette(str(path), serializer=_ReadableYaml)
+    except CassetteNotFoundError:
+        raise CassetteError(f"{path}: empty cassette") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CassetteError(f"{path}: not a vcrpy cassette: {_one_line(str(exc))}") from None
+    # Checked: vcrpy's own loader, which would quietly treat a bad file as empty, now cannot.
+    return Cassette.load(**_config(path, record_mode))
+
+
+def _interaction_shape(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    request, response = item.get("request"), item.get("response")
+    return (
+        isinstance(request, dict)
+        and {"method", "uri"} <= request.keys()
+        and isinstance(response, dict)
+        and isinstance(response.get("status"), dict)
+        and isinstance(response.get("body"), dict)
+    )
+
+
+def save_cassette(cassette: Cassette, meta: dict[str, Any]) -> None:
+    """Write ``cassette``'s interactions (filtered when appended) with ``meta`` beside them."""
+    data = {"requests": cassette.requests, "responses": cassette.responses, "metadata": meta}
+    FilesystemPersister.save_cassette(str(cassette.path), data, serializer=_ReadableYaml)
+
+
+def metadata(cassette: Cassette, key: str = "agentfuzz") -> dict[str, Any]:
+    """What a cassette's metadata holds under ``key`` (empty if nothing)."""
+    try:
+        found = cassette.get_metadata(key, {})
+    except MissingMetadataError:  # a write-protected cassette saved without metadata
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+class _TeeStream(httpx.SyncByteStream):
+    """Yields the inner stream's chunks and keeps a copy, handed over when the client closes."""
+
+    def __init__(self, inner: httpx.SyncByteStream, done: Callable[[bytes], None]) -> None:
+        self._inner = inner
+        self._done = done
+        self._chunks: list[bytes] = []
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            self._chunks.append(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            self._done(b"".join(self._chunks))
+
+
+def _headers(headers: httpx.Headers) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for name, value in headers.multi_items():
+        out.setdefault(name, []).append(value)
+    return out
+
+
+class RecordingTransport(httpx.BaseTransport):
+    """Sends through ``inner`` and gives ``sink`` each exchange, as read, as a vcrpy interaction.
+
+    The body is what the client actually read: if it stopped early (a time or size budget),
+    the cassette holds that much. A connection that failed mid-answer is not recorded: the
+    cassette format has no way to say so.
+    """
+
+    def __init__(
+        self, sink: Callable[[Interaction], None], inner: httpx.BaseTransport | None = None
+    ) -> None:
+        self._inner = inner or httpx.HTTPTransport()
+        self._sink = sink
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        sent = VcrRequest(request.method, str(request.url), request.content, request.headers)
+
+        def done(body: bytes) -> None:
+            recorded = {
+                "status": {"code": response.status_code, "message": response.reason_phrase},
+                "headers": _headers(response.headers),
+                "body": {"string": body},
+            }
+            self._sink((sent, recorded))
+
+        assert isinstance(response.stream, httpx.SyncByteStream)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_TeeStream(response.stream, done),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _Chunks(httpx.SyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._chunks
+
+
+def split_at_random(body: bytes, rng: random.Random) -> list[bytes]:
+    """``body`` cut at random byte boundaries (mid-line and mid-character included)."""
+    chunks: list[bytes] = []
+    at = 0
+    while at < len(body):
+        size = rng.choice((1, 2, 3, 5, 8, 13, 21, 34, 55, 89))
+        chunks.append(body[at : at + size])
+        at += size
+    return chunks
+
+
+class ReplayTransport(httpx.BaseTransport):
+    """Answers each request from ``cassette``, in recorded order for repeated requests.
+
+    With ``rng``, every body comes back in random pieces; without, in one piece.
+    """
+
+    def __init__(self, cassette: Cassette, rng: random.Random | None = None) -> None:
+        self.cassette = cassette
+        self._rng = rng
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        asked = VcrRequest(request.method, str(request.url), request.content, request.headers)
+        try:
+            recorded = self.cassette.play_response(asked)
+        except UnhandledHTTPRequestError:
+            raise NotInCassette(self._divergence(asked)) from None
+        body = recorded["body"]["string"]
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        chunks = split_at_random(body, self._rng) if self._rng else [body]
+        headers = [(k, v) for k, values in recorded.get("headers", {}).items() for v in values]
+        return httpx.Response(
+            recorded["status"]["code"], headers=headers, stream=_Chunks(chunks), request=request
+        )
+
+    def _divergence(self, asked: VcrRequest) -> str:
+        where = Path(str(self.cassette.path)).name
+        best = self.cassette.find_requests_with_most_matches(asked)
+        if not best:
+            return f"request not in cassette {where}: POST {asked.path} matches no recorded one"
+        _, _, fails = best[0]
+        what = "; ".join(_one_line(str(message)) for _, message in fails[:1])
+        used = sum(self.cassette.play_counts.values())
+        if not fails:
+            what = f"every matching answer was already played ({used} played)"
+        return f"request not in cassette {where}: POST {asked.path}: {what}"
