@@ -21,6 +21,8 @@ from rich.table import Table
 from agentfuzz import oracles
 from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Report, run
 from agentfuzz.profiles import ProfileError, load_profile
+from agentfuzz.target import RECORD_MODES
+from agentfuzz.transport.cassette import CassetteError, NotInCassette
 from agentfuzz.transport.live import LiveTransport, TargetUnreachable
 
 __all__ = ["cli", "main"]
@@ -118,11 +120,42 @@ def _first_model(base_url: str, api_key: str | None, timeout: float) -> str:
     return models[0]
 
 
+def _campaign_about(folder: Path) -> dict[str, Any]:
+    """What the campaign cassettes in ``folder`` say about the run that recorded them."""
+    from agentfuzz.transport.cassette import load_cassette, metadata
+
+    for path in sorted(folder.glob("*.yaml")):
+        about = metadata(load_cassette(path))
+        if about.get("kind") == "campaign":
+            return about
+    return {}
+
+
+def _replays_only(folder: Path, mode: str) -> bool:
+    """Whether this run will only play cassettes back: no server to start, no network."""
+    if mode == "none":
+        if not any(folder.glob("*.yaml")):
+            _fail(EXIT_USAGE, f"--cassette {folder}: no cassette to replay (--record-mode none)")
+        return True
+    return mode == "once" and bool(_campaign_about(folder)) if folder.is_dir() else False
+
+
+def _recorded_target(folder: Path | None) -> str | None:
+    target = _campaign_about(folder).get("target") if folder else None
+    return target if isinstance(target, str) else "http://cassette.invalid/v1"
+
+
+def _recorded_model(folder: Path | None) -> str | None:
+    model = _campaign_about(folder).get("model") if folder else None
+    return model if isinstance(model, str) else None
+
+
 @contextlib.contextmanager
-def _target(base_url: str | None, serve: str | None) -> Iterator[str]:
-    """The URL to fuzz: the given one, or the embedded reference server started for this run."""
-    if base_url:
-        yield base_url
+def _target(base_url: str | None, serve: str | None, recorded: str | None = None) -> Iterator[str]:
+    """The URL to fuzz: the given one, the recorded one of a replay-only campaign, or the
+    embedded reference server started for this run."""
+    if base_url or recorded:
+        yield base_url or str(recorded)
         return
     try:
         from agentfuzz.reference import serve_in_thread
@@ -223,6 +256,9 @@ def _run_group(invoke: Any) -> int:
     except TargetUnreachable as exc:
         click.echo(f"agentfuzz: {exc}", err=True)
         return EXIT_UNREACHABLE
+    except (CassetteError, NotInCassette) as exc:
+        click.echo(f"agentfuzz: {exc}", err=True)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         click.echo("agentfuzz: interrupted", err=True)
         return 130
@@ -266,6 +302,17 @@ def cli() -> None:
     type=click.Path(path_type=Path),
     help="Write every example (or session) as a vcrpy cassette in this folder.",
 )
+@click.option(
+    "--cassette",
+    type=click.Path(path_type=Path),
+    help="Run the campaign through cassettes in this folder (see --record-mode).",
+)
+@click.option(
+    "--record-mode",
+    type=click.Choice(RECORD_MODES),
+    help="With --cassette: once (default: record if absent, else replay), none (replay only, "
+    "never touch the network), new_episodes, all.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def fuzz(
     base_url: str | None,
@@ -285,6 +332,8 @@ def fuzz(
     skip: str | None,
     timeout: float,
     record: Path | None,
+    cassette: Path | None,
+    record_mode: str | None,
     quiet: bool,
 ) -> None:
     """Generate agent histories, send them, check every answer, shrink and write repros."""
@@ -307,9 +356,18 @@ def fuzz(
     _writable_out(out)
     if record is not None:
         _writable_out(record, "--record")
+    if record_mode is not None and cassette is None:
+        _fail(EXIT_USAGE, "--record-mode needs --cassette DIR")
+    mode_of_tapes = record_mode or "once"
+    replay_only = cassette is not None and _replays_only(cassette, mode_of_tapes)
+    if cassette is not None and not replay_only:
+        _writable_out(cassette, "--cassette")
     err = Console(stderr=True)
-    with _target(base_url, serve) as url:
-        name = model or _first_model(url, api_key, timeout)
+    with _target(
+        base_url, serve, recorded=_recorded_target(cassette) if replay_only else None
+    ) as url:
+        name = model or (_recorded_model(cassette) if replay_only else None)
+        name = name or _first_model(url, api_key, timeout)
         config = FuzzConfig(
             base_url=url,
             model=name,
@@ -325,6 +383,8 @@ def fuzz(
             skip=skipped,
             timeout=timeout,
             record=record,
+            cassette=cassette,
+            record_mode=mode_of_tapes,
         )
         with Progress(
             TextColumn("{task.description}"),

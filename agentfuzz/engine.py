@@ -10,9 +10,10 @@ as its own bug and shrinks each one separately (``report_multiple_bugs``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +25,6 @@ from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz import oracles
-from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Api, Case
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.plan import Plan
@@ -34,14 +34,11 @@ from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans
-from agentfuzz.transport.cassette import Interaction, RecordingTransport
-from agentfuzz.transport.live import LiveTransport, TargetUnreachable
+from agentfuzz.target import Target
+from agentfuzz.transport.cassette import Interaction, NotInCassette
+from agentfuzz.transport.live import TargetUnreachable
 
 __all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Kind", "Report", "Target", "TurnTable", "run"]
-
-# Statuses that say the request never reached a model: a wrong key, path or model name, or a
-# rate limit. A run where every answer is one of them tested nothing, whatever else it saw.
-NOT_SERVED = frozenset({401, 403, 404, 405, 429})
 
 Mode = tuple[Api, bool]
 ALL_MODES: tuple[Mode, ...] = (
@@ -82,44 +79,9 @@ class FuzzConfig:
     database: Path | None = Path(".agentfuzz/examples")
     # Write every example (one request) or session (its requests) as a cassette here.
     record: Path | None = None
-
-
-class Target:
-    """A live server seen through the client pipeline: Case → request → Exchange → Observation."""
-
-    def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        # Every exchange passes a recorder: a bundle's cassette is the exchange as it came.
-        self.last_interaction: Interaction | None = None
-        recorder = RecordingTransport(self._keep)
-        self.transport = LiveTransport(
-            self.base_url, api_key=api_key, timeout=timeout, transport=recorder
-        )
-        self.calls = 0
-        self.answered = 0
-        self.last_answered: tuple[Case, Observation] | None = None
-        self.not_served = 0
-        self.last_not_served = ""
-
-    def _keep(self, interaction: Interaction) -> None:
-        self.last_interaction = interaction
-
-    def observe(self, case: Case) -> Observation:
-        path, body = build_request(case, self.model)
-        self.calls += 1
-        self.last_interaction = None
-        exchange = self.transport.send(path, body, case.stream)
-        obs = assemble(exchange)
-        self.answered += 1
-        if exchange.status in NOT_SERVED:
-            self.not_served += 1
-            self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
-        self.last_answered = (case, obs)
-        return obs
-
-    def close(self) -> None:
-        self.transport.close()
+    # Run the campaign through cassettes in this folder, under a vcrpy record mode.
+    cassette: Path | None = None
+    record_mode: str = "once"
 
 
 @dataclass
@@ -225,6 +187,10 @@ def _failure_class(key: tuple[str, str]) -> type[_Failure]:
 
 class _StopRun(BaseException):
     """Raised through Hypothesis (which only catches Exception) when the target went away."""
+
+
+class _Diverged(BaseException):
+    """Raised through Hypothesis when a replayed campaign asks for what its cassette lacks."""
 
 
 Progress = Callable[[str, int, int], None]
@@ -369,10 +335,7 @@ def _run_plan(
     found: list[Violation] = []
 
     def send(case: Case) -> Observation:
-        try:
-            return target.observe(case)
-        except TargetUnreachable as exc:
-            raise _StopRun(str(exc)) from None
+        return _observe(target, case)
 
     def check(case: Case, obs: Observation) -> list[Violation]:
         return oracles.check(case, obs, only=config.only, skip=config.skip)
@@ -400,10 +363,7 @@ def _run_plan(
 
 def _judge(config: FuzzConfig, target: Target, store: FindingStore, case: Case) -> list[Violation]:
     """Send ``case`` once, offer every violation it shows to the store, and return them."""
-    try:
-        obs = target.observe(case)
-    except TargetUnreachable as exc:
-        raise _StopRun(str(exc)) from None
+    obs = _observe(target, case)
     found = oracles.check(case, obs, only=config.only, skip=config.skip)
     interaction = target.last_interaction
     for v in found:
@@ -411,6 +371,15 @@ def _judge(config: FuzzConfig, target: Target, store: FindingStore, case: Case) 
     if interaction is not None:
         _record(config, target, "synthetic", [Recorded(interaction, case, tuple(found))])
     return found
+
+
+def _observe(target: Target, case: Case) -> Observation:
+    try:
+        return target.observe(case)
+    except TargetUnreachable as exc:
+        raise _StopRun(str(exc)) from None
+    except NotInCassette as exc:
+        raise _Diverged(str(exc)) from None
 
 
 def _record(config: FuzzConfig, target: Target, kind: Kind, recorded: list[Recorded]) -> None:
@@ -452,26 +421,96 @@ def _trials(config: FuzzConfig, target: Target, store: FindingStore, finding: Fi
     finding.flaky = 0 < hits < config.trials
 
 
-def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
-    """Fuzz every configured mode; return the report. Bundles are on disk as findings appear."""
-    started = time.monotonic()
-    target = Target(config.base_url, config.model, config.api_key, config.timeout)
+@contextlib.contextmanager
+def _same_questions() -> Iterator[None]:
+    """Make generation a function of the seed alone while a campaign plays from cassettes.
 
-    store = FindingStore(config.out)
-    report = Report()
+    Hypothesis mixes into its draws constants it finds in the "local" modules already imported
+    (an editable install of agentfuzz counts), so a replay that never imports the reference
+    server would ask other questions than the live run that recorded it. There is no public
+    switch: this swaps the private collector for an empty one, and is a no-op if it is gone.
+    """
     try:
-        for mode in config.modes:
-            if "synthetic" in config.kinds:
-                report.examples[_label(mode)] = _synthetic(config, target, store, mode, progress)
-            if "session" in config.kinds:
-                report.examples[f"session {_label(mode)}"] = _sessions(
-                    config, target, store, mode, progress, report.turns
-                )
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # pragma: no cover - a Hypothesis without local constants
+        yield
+        return
+    collector = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if collector is None or cache is None:  # pragma: no cover
+        yield
+        return
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    # Cached draws may already hold local constants: start from an empty cache of that kind.
+    providers.CONSTANTS_CACHE = type(cache)(1024)
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collector
+        providers.CONSTANTS_CACHE = cache
+
+
+def _slug(mode: Mode) -> str:
+    api, stream = mode
+    return f"{api}-{'stream' if stream else 'no-stream'}"
+
+
+def _tape(config: FuzzConfig, target: Target, part: str) -> contextlib.AbstractContextManager[None]:
+    """The cassette one part of a campaign plays from or records into (none without --cassette)."""
+    if config.cassette is None:
+        return contextlib.nullcontext()
+    about = {
+        "target": target.base_url,
+        "model": target.model,
+        "profile": config.profile.name,
+        "seed": config.seed,
+        "part": part,
+    }
+    return target.cassette(config.cassette / f"{part}.yaml", about)
+
+
+def _campaign(
+    config: FuzzConfig, target: Target, store: FindingStore, report: Report, progress: Progress
+) -> None:
+    """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
+    for mode in config.modes:
+        if "synthetic" in config.kinds:
+            with _tape(config, target, f"synthetic-{_slug(mode)}"):
+                examples = _synthetic(config, target, store, mode, progress)
+            report.examples[_label(mode)] = examples
+        if "session" in config.kinds:
+            with _tape(config, target, f"session-{_slug(mode)}"):
+                examples = _sessions(config, target, store, mode, progress, report.turns)
+            report.examples[f"session {_label(mode)}"] = examples
+    with _tape(config, target, "shrink"):
         for key in list(store.by_key):
             _reduce(config, target, store, store.by_key[key])
         for finding in store.by_key.values():
             _trials(config, target, store, finding)
             finding.bundle = store.write(finding)
+
+
+def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
+    """Fuzz every configured mode; return the report. Bundles are on disk as findings appear."""
+    started = time.monotonic()
+    if config.cassette is not None:
+        # A campaign replays only if it asks the same questions: no saved examples, a fixed seed.
+        config = dataclasses.replace(config, database=None, seed=config.seed or 0)
+    mode_of_tapes = None if config.cassette is None else config.record_mode
+    target = Target(config.base_url, config.model, config.api_key, config.timeout, mode_of_tapes)
+
+    store = FindingStore(config.out)
+    report = Report()
+    steady = _same_questions() if config.cassette is not None else contextlib.nullcontext()
+    try:
+        with steady:
+            _campaign(config, target, store, report, progress)
+    except _Diverged as diverged:
+        # Findings so far are on disk; the replay itself cannot go on.
+        target.close()
+        raise NotInCassette(str(diverged)) from None
     except _StopRun as stop:
         if target.last_answered is None:
             raise TargetUnreachable(str(stop)) from None

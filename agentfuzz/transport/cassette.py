@@ -31,13 +31,15 @@ import httpx
 import vcr
 import yaml
 from vcr.cassette import Cassette
-from vcr.errors import MissingMetadataError, UnhandledHTTPRequestError
+from vcr.errors import MissingMetadataError
 from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+from vcr.record_mode import RecordMode
 from vcr.request import Request as VcrRequest
 
 __all__ = [
     "SECRET_HEADERS",
     "CassetteError",
+    "CassetteTransport",
     "Interaction",
     "NotInCassette",
     "RecordingTransport",
@@ -132,6 +134,13 @@ _MISSING = _Missing()
 def _short(value: Any) -> str:
     text = repr(value) if isinstance(value, _Missing) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _key(request: VcrRequest) -> tuple[str, str, str]:
+    """What a request is matched by, as one hashable value: method, path, canonical body."""
+    body = _as_json(request.body)
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return (request.method, request.path, canonical)
 
 
 def _drop_response_secrets(response: dict[str, Any]) -> dict[str, Any]:
@@ -309,22 +318,66 @@ def split_at_random(body: bytes, rng: random.Random) -> list[bytes]:
     return chunks
 
 
-class ReplayTransport(httpx.BaseTransport):
-    """Answers each request from ``cassette``, in recorded order for repeated requests.
+class CassetteTransport(httpx.BaseTransport):
+    """Answers from ``cassette`` or records into it, as vcrpy's record modes say.
 
-    With ``rng``, every body comes back in random pieces; without, in one piece.
+    ``none``: play, or raise ``NotInCassette``; ``once``: like ``none`` for a cassette loaded from
+    a file, else record; ``new_episodes``: play what the cassette holds, record the rest; ``all``:
+    record everything anew. Repeated identical requests get their recorded answers in order.
+    Every exchange, played or recorded, goes to ``sink``. With ``rng``, played bodies come back
+    in random pieces. ``cassette`` may be swapped between runs.
     """
 
-    def __init__(self, cassette: Cassette, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        cassette: Cassette,
+        sink: Callable[[Interaction], None] = lambda _: None,
+        inner: httpx.BaseTransport | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
         self.cassette = cassette
+        self._sink = sink
         self._rng = rng
+        self._live = RecordingTransport(self._recorded, inner)
+        self._indexed: Cassette | None = None
+        self._index: dict[tuple[str, str, str], list[int]] = {}
+
+    def _recorded(self, interaction: Interaction) -> None:
+        self.cassette.append(*interaction)
+        self._sink(interaction)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        asked = VcrRequest(request.method, str(request.url), request.content, request.headers)
-        try:
-            recorded = self.cassette.play_response(asked)
-        except UnhandledHTTPRequestError:
-            raise NotInCassette(self._divergence(asked)) from None
+        # Only a cassette loaded from a file plays: what this run recorded is not played back to
+        # it, so a repeated request is sent (and recorded) again, as its replay will ask for it.
+        if self.cassette.record_mode != RecordMode.ALL and self.cassette.rewound:
+            asked = VcrRequest(request.method, str(request.url), request.content, request.headers)
+            recorded = self._play(asked)
+            if recorded is not None:
+                self._sink((asked, recorded))
+                return self._played(request, recorded)
+            if self.cassette.write_protected:
+                raise NotInCassette(self._divergence(asked))
+        return self._live.handle_request(request)
+
+    def _play(self, asked: VcrRequest) -> dict[str, Any] | None:
+        """The first unplayed answer to ``asked``, marked played; None if there is none.
+
+        The same match as the cassette's matchers (method, path, JSON body as data), through an
+        index: vcrpy's own lookup re-parses every recorded body for every request.
+        """
+        if self._indexed is not self.cassette:
+            self._index = {}
+            for i, (request, _) in enumerate(self.cassette.data):
+                self._index.setdefault(_key(request), []).append(i)
+            self._indexed = self.cassette
+        counts = self.cassette.play_counts
+        for i in self._index.get(_key(asked), ()):
+            if counts[i] == 0:
+                counts[i] += 1
+                return self.cassette.data[i][1]  # type: ignore[no-any-return]
+        return None
+
+    def _played(self, request: httpx.Request, recorded: dict[str, Any]) -> httpx.Response:
         body = recorded["body"]["string"]
         if isinstance(body, str):
             body = body.encode("utf-8")
@@ -336,12 +389,27 @@ class ReplayTransport(httpx.BaseTransport):
 
     def _divergence(self, asked: VcrRequest) -> str:
         where = Path(str(self.cassette.path)).name
+        number = sum(self.cassette.play_counts.values()) + 1
+        head = f"request not in cassette {where}: request {number}, POST {asked.path}"
         best = self.cassette.find_requests_with_most_matches(asked)
         if not best:
-            return f"request not in cassette {where}: POST {asked.path} matches no recorded one"
+            return f"{head}: matches no recorded one"
         _, _, fails = best[0]
-        what = "; ".join(_one_line(str(message)) for _, message in fails[:1])
-        used = sum(self.cassette.play_counts.values())
         if not fails:
-            what = f"every matching answer was already played ({used} played)"
-        return f"request not in cassette {where}: POST {asked.path}: {what}"
+            return f"{head}: every matching answer was already played"
+        return f"{head}: {_one_line(str(fails[0][1]))}"
+
+    def close(self) -> None:
+        self._live.close()
+
+
+class ReplayTransport(CassetteTransport):
+    """Answers each request from ``cassette`` and never touches the network."""
+
+    def __init__(self, cassette: Cassette, rng: random.Random | None = None) -> None:
+        super().__init__(cassette, rng=rng, inner=_NoNetwork())
+
+
+class _NoNetwork(httpx.BaseTransport):
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        raise NotInCassette(f"request not in cassette: {request.method} {request.url.path}")

@@ -25,6 +25,7 @@ LAYERS = {
     "repro": 7,
     "engine": 7,
     "session": 7,
+    "target": 7,
     "replay": 7,
     "cli": 8,
     "pytest_plugin": 8,

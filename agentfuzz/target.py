@@ -1,0 +1,110 @@
+"""The target: a server seen through the client pipeline, live or through a campaign cassette.
+
+``Target.observe(case)`` builds the request, sends it, assembles the answer. Every exchange
+passes a recorder, so the one that failed can go into its bundle's cassette as it came. With a
+record mode, parts of a campaign play from (or record into) cassettes: ``with target.cassette(
+path, about):`` for each part.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from agentfuzz.dialects import assemble, build_request
+from agentfuzz.history import Case
+from agentfuzz.observation import Observation
+from agentfuzz.transport.cassette import (
+    CassetteError,
+    CassetteTransport,
+    Interaction,
+    RecordingTransport,
+    load_cassette,
+    new_cassette,
+    save_cassette,
+)
+from agentfuzz.transport.live import LiveTransport
+
+__all__ = ["NOT_SERVED", "RECORD_MODES", "Target"]
+
+# Statuses that say the request never reached a model: a wrong key, path or model name, or a
+# rate limit. A run where every answer is one of them tested nothing, whatever else it saw.
+NOT_SERVED = frozenset({401, 403, 404, 405, 429})
+
+RECORD_MODES = ("once", "none", "new_episodes", "all")
+
+
+class Target:
+    """A live server seen through the client pipeline: Case → request → Exchange → Observation."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        timeout: float,
+        record_mode: str | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.record_mode = record_mode
+        self.last_interaction: Interaction | None = None
+        transport: httpx.BaseTransport
+        if record_mode is None:
+            transport = RecordingTransport(self._keep)
+            self.tape: CassetteTransport | None = None
+        else:
+            # Until a part of the campaign opens its cassette, nothing may be sent.
+            self.tape = CassetteTransport(new_cassette(Path("unopened.yaml"), "none"), self._keep)
+            transport = self.tape
+        self.transport = LiveTransport(
+            self.base_url, api_key=api_key, timeout=timeout, transport=transport
+        )
+        self.calls = 0
+        self.answered = 0
+        self.last_answered: tuple[Case, Observation] | None = None
+        self.not_served = 0
+        self.last_not_served = ""
+
+    def _keep(self, interaction: Interaction) -> None:
+        self.last_interaction = interaction
+
+    @contextlib.contextmanager
+    def cassette(self, path: Path, about: dict[str, Any]) -> Iterator[None]:
+        """Play or record the requests sent inside the block with the cassette at ``path``."""
+        if self.tape is None or self.record_mode is None:
+            yield
+            return
+        mode = self.record_mode
+        if path.exists() and mode != "all":
+            tape = load_cassette(path, mode)
+        elif mode == "none":
+            raise CassetteError(f"{path}: no such cassette (--record-mode none never records)")
+        else:
+            tape = new_cassette(path, mode)
+        self.tape.cassette = tape
+        try:
+            yield
+        finally:
+            if tape.dirty:
+                save_cassette(tape, {"agentfuzz": {**about, "kind": "campaign"}})
+
+    def observe(self, case: Case) -> Observation:
+        path, body = build_request(case, self.model)
+        self.calls += 1
+        self.last_interaction = None
+        exchange = self.transport.send(path, body, case.stream)
+        obs = assemble(exchange)
+        self.answered += 1
+        if exchange.status in NOT_SERVED:
+            self.not_served += 1
+            self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
+        self.last_answered = (case, obs)
+        return obs
+
+    def close(self) -> None:
+        self.transport.close()
