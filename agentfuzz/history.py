@@ -20,6 +20,7 @@ __all__ = [
     "Options",
     "Provenance",
     "ReasoningItem",
+    "SystemMessage",
     "Tool",
     "ToolCall",
     "ToolResult",
@@ -70,6 +71,14 @@ class UserMessage(_Frozen):
     text: str
 
 
+class SystemMessage(_Frozen):
+    """A system prompt (or a ``developer`` one), sent in place like any other message."""
+
+    kind: Literal["system"] = "system"
+    text: str
+    role: Literal["system", "developer"] = "system"
+
+
 class AssistantMessage(_Frozen):
     """An assistant turn: text, optional reasoning, and any number of (parallel) tool calls."""
 
@@ -96,7 +105,8 @@ class ReasoningItem(_Frozen):
 
 
 Item = Annotated[
-    UserMessage | AssistantMessage | ToolResult | ReasoningItem, Field(discriminator="kind")
+    UserMessage | SystemMessage | AssistantMessage | ToolResult | ReasoningItem,
+    Field(discriminator="kind"),
 ]
 
 

@@ -16,6 +16,7 @@ from agentfuzz.history import (
     Case,
     Item,
     Options,
+    SystemMessage,
     ToolResult,
     UserMessage,
 )
@@ -25,8 +26,10 @@ __all__ = ["candidates", "case_size", "reduce_case"]
 
 def _well_formed(case: Case) -> bool:
     items = case.history.items
-    # An agent history opens with the user and ends where the server must speak.
-    if not items or not isinstance(items[0], UserMessage):
+    # An agent history opens with the user (after any system prompts) and ends where the
+    # server must speak.
+    opening = next((it for it in items if not isinstance(it, SystemMessage)), None)
+    if not isinstance(opening, UserMessage):
         return False
     if not isinstance(items[-1], UserMessage | ToolResult):
         return False

@@ -1,7 +1,8 @@
 """Wire dialects: a ``Case`` as an exact request body, an ``Exchange`` as an ``Observation``.
 
 ``chat`` speaks ``/v1/chat/completions``, ``responses`` speaks ``/v1/responses``. Paths are
-relative to the base URL, which (as in the openai SDK) already ends in ``/v1``.
+relative to the base URL, which (as in the openai SDK) already ends in ``/v1``. ``importing``
+goes the other way: a captured body (or session) back to a ``Case``.
 """
 
 from __future__ import annotations
@@ -9,10 +10,25 @@ from __future__ import annotations
 from typing import Any
 
 from agentfuzz.dialects import chat, responses
+from agentfuzz.dialects.importing import (
+    InputError,
+    parse_input,
+    parse_jsonl,
+    parse_request,
+    parse_text,
+)
 from agentfuzz.history import Case
 from agentfuzz.observation import Exchange, Observation
 
-__all__ = ["assemble", "build_request"]
+__all__ = [
+    "InputError",
+    "assemble",
+    "build_request",
+    "parse_input",
+    "parse_jsonl",
+    "parse_request",
+    "parse_text",
+]
 
 
 def build_request(case: Case, model: str) -> tuple[str, dict[str, Any]]:

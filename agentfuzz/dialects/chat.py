@@ -12,6 +12,7 @@ from agentfuzz.history import (
     Case,
     Options,
     ReasoningItem,
+    SystemMessage,
     Tool,
     ToolResult,
     UserMessage,
@@ -46,6 +47,8 @@ def _messages(case: Case) -> list[dict[str, Any]]:
     for item in case.history.items:
         if isinstance(item, UserMessage):
             messages.append({"role": "user", "content": item.text})
+        elif isinstance(item, SystemMessage):
+            messages.append({"role": item.role, "content": item.text})
         elif isinstance(item, ReasoningItem):
             pending.append(item.text)
         elif isinstance(item, ToolResult):

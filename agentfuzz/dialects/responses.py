@@ -11,6 +11,7 @@ from agentfuzz.history import (
     Case,
     Options,
     ReasoningItem,
+    SystemMessage,
     Tool,
     ToolCall,
     ToolResult,
@@ -62,6 +63,8 @@ def _input(case: Case) -> list[dict[str, Any]]:
         fallback_id = f"rs_{position:04d}"
         if isinstance(item, UserMessage):
             items.append({"type": "message", "role": "user", "content": item.text})
+        elif isinstance(item, SystemMessage):
+            items.append({"type": "message", "role": item.role, "content": item.text})
         elif isinstance(item, ReasoningItem):
             items.append(_reasoning(item.id or fallback_id, item.text))
         elif isinstance(item, ToolResult):

@@ -19,6 +19,7 @@ from agentfuzz.history import (
     History,
     Options,
     ReasoningItem,
+    SystemMessage,
     Tool,
     ToolCall,
     ToolResult,
@@ -136,6 +137,23 @@ def test_messages_have_the_exact_chat_shape() -> None:
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "sun"},
         {"role": "assistant", "content": "done"},
+    ]
+
+
+def test_system_and_developer_messages_are_sent_in_place() -> None:
+    body = _body(
+        _case(
+            SystemMessage(text="be brief"),
+            UserMessage(text="q"),
+            SystemMessage(text="use tools", role="developer"),
+            UserMessage(text="again"),
+        )
+    )
+    assert body["messages"] == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "q"},
+        {"role": "developer", "content": "use tools"},
+        {"role": "user", "content": "again"},
     ]
 
 

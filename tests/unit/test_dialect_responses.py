@@ -20,6 +20,7 @@ from agentfuzz.history import (
     History,
     Options,
     ReasoningItem,
+    SystemMessage,
     Tool,
     ToolCall,
     ToolResult,
@@ -140,6 +141,23 @@ def test_input_items_have_the_exact_shape() -> None:
         )
     )
     assert [i.get("id") for i in again["input"]] == [None, "rs_0001", "rs_mine"]
+
+
+def test_system_and_developer_messages_are_sent_in_place() -> None:
+    body = _body(
+        _case(
+            SystemMessage(text="be brief", role="developer"),
+            UserMessage(text="q"),
+            ReasoningItem(text="r"),
+            SystemMessage(text="now"),
+        )
+    )
+    assert body["input"] == [
+        {"type": "message", "role": "developer", "content": "be brief"},
+        {"type": "message", "role": "user", "content": "q"},
+        {"type": "reasoning", "id": "rs_0002", "summary": [{"type": "summary_text", "text": "r"}]},
+        {"type": "message", "role": "system", "content": "now"},
+    ]
 
 
 def test_namespaced_tools_are_grouped_in_place() -> None:

@@ -6,6 +6,7 @@ from agentfuzz.history import (
     History,
     Options,
     ReasoningItem,
+    SystemMessage,
     Tool,
     ToolCall,
     ToolResult,
@@ -97,3 +98,37 @@ def test_size_counts_assistant_text_before_json_length() -> None:
         return Case(history=History(tools=(Tool(name="t"),), items=(UserMessage(text="u"), it)))
 
     assert case_size(case(bare)) < case_size(case(with_text))
+
+
+def test_system_prompts_may_open_a_history_and_are_dropped_like_any_item() -> None:
+    call = ToolCall(id="abcDEF123", name="search")
+    items = (
+        SystemMessage(text="be brief"),
+        SystemMessage(text="tools first", role="developer"),
+        UserMessage(text="Use search."),
+        AssistantMessage(tool_calls=(call,)),
+        ToolResult(call_id="abcDEF123", output="found"),
+    )
+    case = Case(history=History(tools=(Tool(name="search"),), items=items))
+    seen: list[Case] = []
+
+    def fails(candidate: Case) -> bool:
+        seen.append(candidate)
+        return _mistral_call(candidate)
+
+    small = reduce_case(case, fails)
+    assert not any(isinstance(it, SystemMessage) for it in small.history.items)
+    assert isinstance(small.history.items[0], UserMessage)
+    # The first candidates tried still opened with a system prompt: well formed, not skipped.
+    assert isinstance(seen[0].history.items[0], SystemMessage)
+
+    # Needing the developer prompt keeps it, ahead of the user message.
+    def needs_developer(candidate: Case) -> bool:
+        return any(
+            isinstance(it, SystemMessage) and it.role == "developer"
+            for it in candidate.history.items
+        )
+
+    kept = reduce_case(case, needs_developer).history.items
+    assert kept[0] == SystemMessage(text="tools first", role="developer")
+    assert isinstance(kept[1], UserMessage)
