@@ -10,7 +10,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 from urllib.parse import urlsplit
 
 import click
@@ -88,9 +88,9 @@ def _api_key(value: str | None) -> str | None:
     return value
 
 
-def _trials(value: str) -> int:
+def _trials(value: str) -> int | Literal["auto"]:
     if value == "auto":
-        _fail(EXIT_USAGE, "--trials auto is not available yet: pass a number of trials")
+        return "auto"
     if not value.isascii() or not value.isdigit() or int(value) < 1:
         _fail(EXIT_USAGE, f"--trials {value}: expected a positive integer")
     return int(value)
@@ -197,6 +197,13 @@ def _summary(console: Console, report: Report) -> None:
         f"{report.calls} requests · {report.elapsed:.1f}s",
         highlight=False,
     )
+    for f in report.findings:
+        if f.flaky or f.reproduced.startswith("0/"):
+            what = "flaky: reproduced" if f.flaky else "did not reproduce:"
+            console.print(
+                f"{what} {f.reproduced} · {f.violation.oracle}: {f.violation.message}",
+                highlight=False,
+            )
     if report.stopped_answering:
         console.print("the server stopped answering: the last request it answered is the repro")
     if report.interrupted:
@@ -293,7 +300,13 @@ def cli() -> None:
 @click.option("--seed", type=int, help="Derandomize the run with this seed.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("agentfuzz-out"))
 @click.option("--workers", type=click.IntRange(min=1), default=1)
-@click.option("--trials", default="3", show_default=True, help="Re-runs of each shrunk failure.")
+@click.option(
+    "--trials",
+    default="1",
+    show_default=True,
+    help="Tries per judgement (a failure counts if it shows in any), or auto: measure each "
+    "failure's rate and try enough to miss it at most 3% of the time.",
+)
 @click.option("--oracles", "only", help="Only these oracles (comma-separated).")
 @click.option("--skip-oracles", "skip", help="Not these oracles (comma-separated).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True)

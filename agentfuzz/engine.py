@@ -37,6 +37,7 @@ from agentfuzz.strategies import cases, plans
 from agentfuzz.target import Target
 from agentfuzz.transport.cassette import Interaction, NotInCassette
 from agentfuzz.transport.live import TargetUnreachable
+from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, tries_for
 
 __all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Kind", "Report", "Target", "TurnTable", "run"]
 
@@ -72,7 +73,8 @@ class FuzzConfig:
     api_key: str | None = None
     max_examples: int = 100
     seed: int | None = None
-    trials: int = 3
+    # Tries per judgement: a number, or "auto" to measure each failure's rate and derive it.
+    trials: int | Literal["auto"] = 1
     only: Collection[str] | None = None
     skip: Collection[str] = ()
     timeout: float = 60.0
@@ -98,6 +100,9 @@ class Finding:
     transcript: tuple[Turn, ...] = ()
     # The failing exchange as recorded, for the bundle's cassette.
     interaction: Interaction | None = None
+    # With --trials auto: tries per judgement, from the rate measured when first found.
+    tries: int = 1
+    measured: bool = False
 
     @property
     def size(self) -> tuple[int, int, int]:
@@ -145,6 +150,8 @@ class FindingStore:
                 current.transcript = transcript
                 self.write(current)
             return
+        if current is not None:
+            candidate.tries, candidate.measured = current.tries, current.measured
         if current is not None and not transcript:
             # A reduced (or synthetic) request keeps the session it came from.
             candidate.transcript = current.transcript
@@ -287,7 +294,7 @@ def _synthetic(
         store,
         _label(mode),
         cases(config.profile, api, stream),
-        lambda case: _judge(config, target, store, case),
+        _tried(config, target, store, lambda case: _judge(config, target, store, case)),
         _db_key(config, target, mode, "synthetic"),
         progress,
     )
@@ -316,7 +323,7 @@ def _sessions(
         store,
         f"session {_label(mode)}",
         plans(config.profile, api, stream, config.modes),
-        judge,
+        _tried(config, target, store, judge),
         _db_key(config, target, mode, "session"),
         progress,
         fresh_pass,
@@ -408,17 +415,73 @@ def _shows(key: tuple[str, str], violations: list[Violation]) -> bool:
     return any(v.key == key for v in violations)
 
 
+def _tries(config: FuzzConfig, finding: Finding | None = None) -> int:
+    """Tries per judgement: ``--trials K``, or under ``auto`` what the rate measured needs."""
+    if config.trials != "auto":
+        return config.trials
+    return finding.tries if finding is not None else 1
+
+
+def _tried(
+    config: FuzzConfig,
+    target: Target,
+    store: FindingStore,
+    judge: Callable[[Any], list[Violation]],
+) -> Callable[[Any], list[Violation]]:
+    """``judge`` trying an example up to K times, stopping at the first failure; under
+    ``--trials auto`` each new failure's rate is measured first, and K follows the worst."""
+
+    def tried(example: Any) -> list[Violation]:
+        tries = max((_tries(config, f) for f in store.by_key.values()), default=_tries(config))
+        for _ in range(tries):
+            found = judge(example)
+            if found:
+                if config.trials == "auto":
+                    _measure_new(config, target, store, found)
+                return found
+        return []
+
+    return tried
+
+
+def _measure_new(
+    config: FuzzConfig, target: Target, store: FindingStore, found: list[Violation]
+) -> None:
+    for v in found:
+        finding = store.by_key.get(v.key)
+        if finding is None or finding.measured:
+            continue
+        finding.measured = True
+        hits = _measure(config, target, store, v.key, finding.case, MEASURE_TRIES)
+        store.by_key[v.key].tries = tries_for(hits / MEASURE_TRIES)
+
+
+def _measure(
+    config: FuzzConfig,
+    target: Target,
+    store: FindingStore,
+    key: tuple[str, str],
+    case: Case,
+    tries: int,
+) -> int:
+    return measure(tries, lambda: _shows(key, _judge(config, target, store, case)))
+
+
 def _reduce(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
-    key = finding.violation.key
-    reduce_case(finding.case, lambda case: _shows(key, _judge(config, target, store, case)))
+    key, tries = finding.violation.key, _tries(config, finding)
+
+    def fails(case: Case) -> bool:
+        return fails_within(tries, lambda: _shows(key, _judge(config, target, store, case)))
+
+    reduce_case(finding.case, fails)
 
 
 def _trials(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
-    hits = 0
-    for _ in range(config.trials):
-        hits += _shows(finding.violation.key, _judge(config, target, store, finding.case))
-    finding.reproduced = f"{hits}/{config.trials}"
-    finding.flaky = 0 < hits < config.trials
+    """Measure the final repro's rate over at least ``MEASURE_TRIES`` tries."""
+    tries = max(MEASURE_TRIES, _tries(config, finding))
+    hits = _measure(config, target, store, finding.violation.key, finding.case, tries)
+    finding.reproduced = f"{hits}/{tries}"
+    finding.flaky = 0 < hits < tries
 
 
 @contextlib.contextmanager

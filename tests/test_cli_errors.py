@@ -163,7 +163,6 @@ def test_unresolvable_host_is_exit_3(capsys, tmp_path: Path) -> None:
         ("--oracles", ",,"),
         ("--trials", "0"),
         ("--trials", "abc"),
-        ("--trials", "auto"),
         ("--max-examples", "0"),
         ("--max-examples", "-1"),
         ("--max-examples", "abc"),

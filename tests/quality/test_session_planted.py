@@ -97,7 +97,7 @@ def test_session_mode_finds_the_server_rejecting_its_own_ids(
             repro = json.loads((folder / "repro.json").read_text())
             assert repro["url"].endswith("/chat/completions" if api == "chat" else "/responses")
             assert OWN_ID.search(json.dumps(repro["request"]))
-            assert repro["reproduced"] == "3/3"
+            assert repro["reproduced"] == "10/10"
             again = httpx.post(repro["url"], json=repro["request"], timeout=10)
             assert again.status_code == 400, again.text
             assert "must be a-z, A-Z, 0-9, with a length of 9" in again.json()["error"]["message"]

@@ -26,6 +26,7 @@ LAYERS = {
     "engine": 7,
     "session": 7,
     "target": 7,
+    "trials": 7,
     "replay": 7,
     "cli": 8,
     "pytest_plugin": 8,
