@@ -91,9 +91,7 @@ def _cli(*argv: str) -> tuple[int, str]:
 
 def test_the_cli_replays_without_a_server_and_says_when_it_cannot(tmp_path: Path) -> None:
     camp, args = str(tmp_path / "camp"), ["--api", "chat", "--no-stream", "--max-examples", "8"]
-    code, _ = _cli(
-        "fuzz", *args, "--seed", "1", "--cassette", camp, "--out", str(tmp_path / "a")
-    )
+    code, _ = _cli("fuzz", *args, "--seed", "1", "--cassette", camp, "--out", str(tmp_path / "a"))
     assert code == 1
     code, _ = _cli(
         "fuzz", *args, "--seed", "1", "--cassette", camp, "--record-mode", "none",
