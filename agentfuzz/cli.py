@@ -1,4 +1,4 @@
-"""The ``agentfuzz`` command line: ``fuzz``, ``replay`` and ``serve``.
+"""The ``agentfuzz`` command line: ``fuzz``, ``reduce``, ``replay`` and ``serve``.
 
 Exit codes are a contract: 0 nothing found · 1 failures found (repros written) · 2 usage, config or
 input error · 3 target unreachable. Every error is one line on stderr, never a traceback.
@@ -486,6 +486,84 @@ def replay(paths: tuple[Path, ...], seed: int, whole: bool) -> None:
     if unreadable:
         raise _Exit(EXIT_USAGE, "")
     raise _Exit(EXIT_FOUND if failing else EXIT_CLEAN, "")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--base-url", help="Server to reduce against, e.g. http://host:8000/v1.")
+@click.option("--serve", help=f"Reference server profile (default {DEFAULT_SERVE_PROFILE}).")
+@click.option("--model", help="Model name. Default: the first one /v1/models lists.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer key (default $OPENAI_API_KEY).")
+@click.option("--oracle", "oracle", help="The oracle that must keep firing. Default: the first.")
+@click.option("--trials", default="1", show_default=True, help="Tries per candidate, or auto.")
+@click.option("--profile", default="default", show_default=True, help="Fuzz profile name or path.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("agentfuzz-out"))
+@click.option("--budget", type=click.IntRange(min=1), default=400, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True)
+def reduce(
+    file: Path,
+    base_url: str | None,
+    serve: str | None,
+    model: str | None,
+    api_key: str | None,
+    oracle: str | None,
+    trials: str,
+    profile: str,
+    out: Path,
+    budget: int,
+    timeout: float,
+) -> None:
+    """Cut a failing captured request or session (FILE) to the smallest request that still fails.
+
+    FILE: a repro.json, a chat or Responses request body, a bare messages or input array, or a
+    JSONL session of request bodies (the last failing one is reduced). Exit 1 with a bundle
+    when reduced, 0 when nothing in FILE fails on the target.
+    """
+    from agentfuzz.dialects import InputError, parse_text
+    from agentfuzz.minimize import NothingToReduce, reduce_input, write_reduction
+    from agentfuzz.target import Target
+
+    if oracle is not None:
+        _names(oracle)
+    tries = _trials(trials)
+    base_url = _base_url(base_url)
+    if base_url is not None and serve is not None:
+        _fail(EXIT_USAGE, "--serve starts the reference server only when --base-url is absent")
+    api_key = _api_key(api_key)
+    honours = load_profile(profile).server_honours_seed
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(EXIT_USAGE, f"{file}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        cases = parse_text(text)
+    except InputError as exc:
+        _fail(EXIT_USAGE, f"{file}: {exc}")
+    if not cases:
+        _fail(EXIT_USAGE, f"{file}: holds no request")
+    _writable_out(out)
+    with _target(base_url, serve) as url:
+        name = model or _first_model(url, api_key, timeout)
+        target = Target(url, name, api_key, timeout)
+        try:
+            reduction = reduce_input(target, cases, oracle, tries, budget, honours)
+        except NothingToReduce as exc:
+            click.echo(f"agentfuzz: {exc}")
+            raise _Exit(EXIT_CLEAN, "") from None
+        finally:
+            target.close()
+    folder = write_reduction(out, reduction, str(file))
+    hits, total = reduction.rate
+    v = reduction.violation
+    click.echo(f"confirmed: {v.oracle} on request {reduction.source + 1} of {len(cases)}")
+    click.echo(
+        f"reduced: {reduction.original.history.size} -> {reduction.reduced.history.size} items "
+        f"({reduction.tries} tries per candidate, {reduction.calls} target calls)"
+    )
+    rate = f"{hits}/{total}" + (" (flaky)" if 0 < hits < total else "")
+    click.echo(f"reproduced: {rate} · {v.oracle}: {v.message}")
+    click.echo(f"repro: {folder / 'repro.json'}")
+    raise _Exit(EXIT_FOUND, "")
 
 
 def main(argv: list[str] | None = None) -> int:

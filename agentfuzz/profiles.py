@@ -70,6 +70,7 @@ class Profile(BaseModel):
     session_turns: int = Field(default=8, gt=0)
     session_policies: tuple[Policy, ...] = POLICIES
     switch_modes: bool = True
+    server_honours_seed: bool = False
 
     @field_validator("session_policies")
     @classmethod

@@ -2,14 +2,22 @@
 
 Hypothesis shrinks the choices that *generated* a case; that is powerful but can stall when an
 earlier draw (the tool list) shapes later ones. This pass works on the history itself, so it
-also applies to histories Hypothesis never generated. Every candidate is well formed: a removed
-call takes its tool results with it, and the history still ends where the server must speak.
+also applies to histories Hypothesis never generated (a captured 40-turn session).
+
+Three stages, each keeping the case failing: delta debugging over whole turns, then over items
+(an assistant message goes with the results of its calls), both cutting big chunks first so a
+long session costs a few dozen tries rather than hundreds; then greedy single steps: one item,
+one call of a parallel group, assistant text beside calls, unused tools, request knobs, and
+simplifications (texts and tool outputs emptied, arguments ``{}``, call ids renamed ``call_N``).
+Every candidate is well formed: it opens with the user and ends where the server must speak. A
+removed call takes its results with it; a result left orphaned only by removing it alone.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from agentfuzz.history import (
     AssistantMessage,
@@ -32,8 +40,6 @@ def _well_formed(case: Case) -> bool:
     if not isinstance(opening, UserMessage):
         return False
     if not isinstance(items[-1], UserMessage | ToolResult):
-        return False
-    if not case.history.tools:
         return False
     choice = case.options.tool_choice
     if choice not in (None, "auto", "none", "required"):
@@ -96,6 +102,39 @@ def candidates(case: Case) -> Iterator[Case]:
     plain = Options(include_tools=case.options.include_tools, tool_choice=case.options.tool_choice)
     if case.options != plain:
         yield case.model_copy(update={"options": plain})
+    yield from _simpler(case)
+
+
+def _simpler(case: Case) -> Iterator[Case]:
+    """Same structure, plainer content: does the failure need these ids, texts, arguments?"""
+    items = case.history.items
+    calls = case.history.calls
+    plain_ids = {c.id: f"call_{k}" for k, c in enumerate(calls)}
+    if any(old != new for old, new in plain_ids.items()) and len(plain_ids) == len(calls):
+        yield _with_items(case, tuple(_renamed(it, plain_ids) for it in items))
+    for i, it in enumerate(items):
+        simpler: Item | None = None
+        if isinstance(it, UserMessage | SystemMessage) and it.text:
+            simpler = it.model_copy(update={"text": ""})
+        elif isinstance(it, ToolResult) and it.output:
+            simpler = it.model_copy(update={"output": ""})
+        elif isinstance(it, AssistantMessage) and any(c.arguments != "{}" for c in it.tool_calls):
+            bare = tuple(c.model_copy(update={"arguments": "{}"}) for c in it.tool_calls)
+            simpler = it.model_copy(update={"tool_calls": bare})
+        if simpler is not None:
+            yield _with_items(case, (*items[:i], simpler, *items[i + 1 :]))
+
+
+def _renamed(item: Item, ids: dict[str, str]) -> Item:
+    if isinstance(item, ToolResult) and item.call_id in ids:
+        return item.model_copy(update={"call_id": ids[item.call_id]})
+    if isinstance(item, AssistantMessage) and item.tool_calls:
+        calls = tuple(
+            c.model_copy(update={"id": ids.get(c.id, c.id), "item_id": None})
+            for c in item.tool_calls
+        )
+        return item.model_copy(update={"tool_calls": calls})
+    return item
 
 
 def case_size(case: Case) -> tuple[int, int, int]:
@@ -114,23 +153,102 @@ def case_size(case: Case) -> tuple[int, int, int]:
     )
 
 
-def reduce_case(case: Case, fails: Callable[[Case], bool], budget: int = 200) -> Case:
-    """The smallest case found from ``case`` for which ``fails`` still holds.
+class _Spent(Exception):
+    """The budget of calls to ``fails`` is used up."""
 
-    Greedy: take the first smaller candidate that fails and start over, until none does or
-    ``budget`` calls to ``fails`` are spent.
-    """
+
+T = TypeVar("T")
+
+
+def _ddmin(units: list[T], fails: Callable[[list[T]], bool]) -> list[T]:
+    """Zeller's delta debugging, complements only: drop chunks of ``units`` while it fails,
+    from halves down to single units."""
+    chunks = 2
+    while len(units) >= 2:
+        size = -(-len(units) // chunks)
+        for start in range(0, len(units), size):
+            rest = units[:start] + units[start + size :]
+            if rest and fails(rest):
+                units, chunks = rest, max(chunks - 1, 2)
+                break
+        else:
+            if chunks >= len(units):
+                break
+            chunks = min(chunks * 2, len(units))
+    return units
+
+
+def _cut_turns(case: Case, fails: Callable[[Case], bool]) -> Case:
+    items = case.history.items
+    starts = [i for i, it in enumerate(items) if isinstance(it, UserMessage)]
+    if len(starts) < 2:
+        return case
+    prefix = items[: starts[0]]
+    turns = [items[a:b] for a, b in itertools.pairwise([*starts, len(items)])]
+
+    def build(kept: list[tuple[Item, ...]]) -> Case:
+        return _with_items(case, prefix + tuple(itertools.chain.from_iterable(kept)))
+
+    return build(_ddmin(turns, lambda kept: _tried(build(kept), fails)))
+
+
+def _groups(items: tuple[Item, ...]) -> list[list[int]]:
+    """Item positions in removable groups: an assistant message with the results of its calls."""
+    owner: dict[int, int] = {}
+    for i, it in enumerate(items):
+        if isinstance(it, AssistantMessage) and it.tool_calls:
+            ids = {c.id for c in it.tool_calls}
+            for j in range(i + 1, len(items)):
+                answer = items[j]
+                if isinstance(answer, ToolResult) and answer.call_id in ids:
+                    owner.setdefault(j, i)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(items)):
+        groups.setdefault(owner.get(i, i), []).append(i)
+    return [groups[k] for k in sorted(groups)]
+
+
+def _cut_items(case: Case, fails: Callable[[Case], bool]) -> Case:
+    items = case.history.items
+
+    def build(kept: list[list[int]]) -> Case:
+        return _with_items(case, tuple(items[i] for i in sorted(itertools.chain(*kept))))
+
+    return build(_ddmin(_groups(items), lambda kept: _tried(build(kept), fails)))
+
+
+def _tried(candidate: Case, fails: Callable[[Case], bool]) -> bool:
+    return _well_formed(candidate) and fails(candidate)
+
+
+def reduce_case(case: Case, fails: Callable[[Case], bool], budget: int = 200) -> Case:
+    """The smallest case found from ``case`` for which ``fails`` still holds, within ``budget``
+    calls to ``fails``: delta debugging over turns, then items, then greedy single steps (take
+    the first smaller candidate that fails and start over, until none does)."""
     spent = 0
-    improved = True
-    while improved and spent < budget:
-        improved = False
-        for candidate in candidates(case):
-            if not _well_formed(candidate) or case_size(candidate) >= case_size(case):
-                continue
-            spent += 1
-            if fails(candidate):
-                case, improved = candidate, True
-                break
-            if spent >= budget:
-                break
+    best = case
+
+    def counted(candidate: Case) -> bool:
+        nonlocal spent, best
+        if spent >= budget:
+            raise _Spent
+        spent += 1
+        failed = fails(candidate)
+        if failed and case_size(candidate) < case_size(best):
+            best = candidate
+        return failed
+
+    try:
+        case = _cut_items(_cut_turns(case, counted), counted)
+        improved = True
+        while improved:
+            improved = False
+            for candidate in candidates(case):
+                if not _well_formed(candidate) or case_size(candidate) >= case_size(case):
+                    continue
+                if counted(candidate):
+                    case, improved = candidate, True
+                    break
+    except _Spent:
+        return best
     return case

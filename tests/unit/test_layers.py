@@ -28,8 +28,10 @@ LAYERS = {
     "target": 7,
     "trials": 7,
     "replay": 7,
+    "minimize": 7,
     "cli": 8,
     "pytest_plugin": 8,
+    "pytest_campaign": 8,
     "__init__": 8,
 }
 

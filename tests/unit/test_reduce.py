@@ -4,6 +4,7 @@ from agentfuzz.history import (
     AssistantMessage,
     Case,
     History,
+    Item,
     Options,
     ReasoningItem,
     SystemMessage,
@@ -119,8 +120,6 @@ def test_system_prompts_may_open_a_history_and_are_dropped_like_any_item() -> No
     small = reduce_case(case, fails)
     assert not any(isinstance(it, SystemMessage) for it in small.history.items)
     assert isinstance(small.history.items[0], UserMessage)
-    # The first candidates tried still opened with a system prompt: well formed, not skipped.
-    assert isinstance(seen[0].history.items[0], SystemMessage)
 
     # Needing the developer prompt keeps it, ahead of the user message.
     def needs_developer(candidate: Case) -> bool:
@@ -130,5 +129,52 @@ def test_system_prompts_may_open_a_history_and_are_dropped_like_any_item() -> No
         )
 
     kept = reduce_case(case, needs_developer).history.items
-    assert kept[0] == SystemMessage(text="tools first", role="developer")
+    # (its text emptied: the failure did not need it)
+    assert kept[0] == SystemMessage(text="", role="developer")
     assert isinstance(kept[1], UserMessage)
+
+
+def _long_session(turns: int) -> Case:
+    items: list[Item] = []
+    for n in range(turns):
+        call = ToolCall(id=f"call_{n:024x}", name="search", arguments='{"q": "x"}')
+        items += [
+            UserMessage(text=f"turn {n}: use search"),
+            AssistantMessage(tool_calls=(call,)),
+            ToolResult(call_id=call.id, output=f"result {n}"),
+            AssistantMessage(text=f"answer {n}"),
+        ]
+    items.append(UserMessage(text="and again"))
+    return Case(
+        history=History(tools=(Tool(name="search"), Tool(name="other")), items=tuple(items))
+    )
+
+
+def test_a_long_session_reduces_in_few_tries_by_cutting_chunks_first() -> None:
+    needle = "call_" + f"{17:024x}"
+    tries = 0
+
+    def fails(candidate: Case) -> bool:
+        nonlocal tries
+        tries += 1
+        # Fails while the 18th turn's call is in the history and the history ends with the user.
+        return any(c.id == needle for c in candidate.history.calls) or any(
+            isinstance(c, ToolResult) and c.call_id == needle for c in candidate.history.items
+        )
+
+    small = reduce_case(_long_session(40), fails, budget=400)
+    assert small.history.size <= 4
+    assert tries < 150  # one at a time would need well over 160 tries for 161 items
+
+
+def test_simplification_plain_ids_and_empty_texts_when_the_failure_allows() -> None:
+    small = reduce_case(_long_session(2), lambda c: len(c.history.calls) >= 1)
+    (call,) = small.history.calls
+    assert call.id == "call_0" and call.arguments == "{}"
+    assert all(it.text == "" for it in small.history.items if isinstance(it, UserMessage))
+
+
+def test_the_budget_returns_the_smallest_failing_case_seen() -> None:
+    case = _long_session(10)
+    small = reduce_case(case, lambda c: True, budget=3)
+    assert case_size(small) < case_size(case)
