@@ -7,7 +7,9 @@ input error · 3 target unreachable. Every error is one line on stderr, never a 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
@@ -403,6 +405,7 @@ def fuzz(
             TextColumn("{task.description}"),
             BarColumn(),
             TextColumn("{task.completed} examples"),
+            TextColumn("{task.fields[rate]}/s"),
             TextColumn("{task.fields[found]} finding(s)"),
             TimeElapsedColumn(),
             console=err,
@@ -410,13 +413,20 @@ def fuzz(
             disable=quiet,
         ) as bar:
             total = max_examples * len(modes) * len(config.kinds)
-            task = bar.add_task("fuzz", total=total, found=0)
+            task = bar.add_task("fuzz", total=total, found=0, rate="-")
+            started = time.monotonic()
+            done = 0
 
             def progress(label: str, count: int, found: int) -> None:
-                bar.update(task, description=label, advance=1, found=found)
+                nonlocal done
+                done += 1
+                rate = f"{done / max(time.monotonic() - started, 1e-9):.0f}"
+                bar.update(task, description=label, advance=1, found=found, rate=rate)
 
             report = run(config, progress)
     _summary(Console(), report)
+    # For machines: the same summary as data, beside the bundles.
+    (out / "summary.json").write_text(json.dumps(report.summary(), indent=2) + "\n")
     if report.not_served:
         # Repros written so far stay on disk; the run itself tested nothing.
         _fail(

@@ -124,6 +124,35 @@ class Report:
     # Session mode: per turn number, sessions that reached it and sessions that failed there.
     turns: TurnTable = field(default_factory=dict)
 
+    def summary(self) -> dict[str, Any]:
+        """The run as plain data: what ``summary.json`` holds for machines reading a run."""
+        return {
+            "findings": [
+                {
+                    "oracle": f.violation.oracle,
+                    "signature": f.violation.signature,
+                    "message": f.violation.message,
+                    "size": f.case.history.size,
+                    "reproduced": f.reproduced,
+                    "flaky": f.flaky,
+                    "bundle": str(f.bundle),
+                }
+                for f in self.findings
+            ],
+            "examples": self.examples,
+            "requests": self.calls,
+            "elapsed_s": round(self.elapsed, 3),
+            "examples_per_s": round(sum(self.examples.values()) / self.elapsed, 1)
+            if self.elapsed
+            else None,
+            "session_turns": {
+                str(n): {"reached": r, "failed": f} for n, (r, f) in sorted(self.turns.items())
+            },
+            "stopped_answering": self.stopped_answering,
+            "interrupted": self.interrupted,
+            "not_served": self.not_served,
+        }
+
 
 class FindingStore:
     """Keeps the best example per distinct failure and writes its bundle as it improves."""

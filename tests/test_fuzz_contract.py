@@ -146,6 +146,13 @@ def test_every_distinct_failure_is_reported_and_shrunk_on_its_own(tmp_path: Path
         )  # fmt: skip
     assert code == 1
     docs = [json.loads(p.read_text()) for p in out.glob("*/repro.json")]
+    # summary.json says the same as the bundles, for machines.
+    summary = json.loads((out / "summary.json").read_text())
+    assert sorted(f["bundle"] for f in summary["findings"]) == sorted(
+        str(p.parent) for p in out.glob("*/repro.json")
+    )
+    assert summary["requests"] > 0 and summary["examples"]["chat/no-stream"] > 0
+    assert {f["oracle"] for f in summary["findings"]} == {d["oracle"] for d in docs}
     for bug in bugs:
         spec = BUGS[bug]
         sizes = [_wire_items(d["request"]) for d in docs if d["oracle"] == spec.oracle]
