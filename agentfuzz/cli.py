@@ -21,7 +21,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agentfuzz import oracles
-from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Report, run
+from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, run
 from agentfuzz.profiles import ProfileError, load_profile
 from agentfuzz.target import RECORD_MODES
 from agentfuzz.transport.cassette import CassetteError, NotInCassette
@@ -122,6 +122,15 @@ def _first_model(base_url: str, api_key: str | None, timeout: float) -> str:
     return models[0]
 
 
+def _sharded(config: FuzzConfig, workers: int) -> dict[str, Any]:
+    from agentfuzz.workers import run_sharded
+
+    try:
+        return run_sharded(config, workers)
+    except RuntimeError as exc:
+        _fail(EXIT_USAGE, f"--workers {workers}: {exc}")
+
+
 def _campaign_about(folder: Path) -> dict[str, Any]:
     """What the campaign cassettes in ``folder`` say about the run that recorded them."""
     from agentfuzz.transport.cassette import load_cassette, metadata
@@ -177,51 +186,54 @@ def _target(base_url: str | None, serve: str | None, recorded: str | None = None
         server.__exit__(None, None, None)
 
 
-def _summary(console: Console, report: Report) -> None:
+def _summary(console: Console, data: dict[str, Any]) -> None:
+    """The run's summary (``Report.summary()`` or the merge of the shards') for people."""
+    findings = data["findings"]
     table = Table(title="agentfuzz findings")
     table.add_column("oracle", no_wrap=True)
     table.add_column("size", justify="right")
     table.add_column("reproduced", justify="right", no_wrap=True)
     table.add_column("message")
-    for f in report.findings:
-        rate = f.reproduced + (" flaky" if f.flaky else "")
-        table.add_row(f.violation.oracle, str(f.case.history.size), rate, f.violation.message)
-    if report.findings:
+    for f in findings:
+        rate = f["reproduced"] + (" flaky" if f["flaky"] else "")
+        table.add_row(f["oracle"], str(f["size"]), rate, f["message"])
+    if findings:
         console.print(table)
         # Paths on lines of their own, whole, so they can be copied.
-        for f in report.findings:
-            console.print(f"repro: {f.bundle / 'repro.json'}", soft_wrap=True, highlight=False)
-    if report.turns:
-        _turn_table(console, report)
-    examples = ", ".join(f"{mode} {n}" for mode, n in report.examples.items())
+        for f in findings:
+            path = Path(f["bundle"]) / "repro.json"
+            console.print(f"repro: {path}", soft_wrap=True, highlight=False)
+    if data["session_turns"]:
+        _turn_table(console, data["session_turns"])
+    examples = ", ".join(f"{mode} {n}" for mode, n in data["examples"].items())
+    shards = f" · {data['shards']} workers" if data.get("shards") else ""
     console.print(
-        f"{len(report.findings)} finding(s) · examples: {examples or 'none'} · "
-        f"{report.calls} requests · {report.elapsed:.1f}s",
+        f"{len(findings)} finding(s) · examples: {examples or 'none'} · "
+        f"{data['requests']} requests · {data['elapsed_s']:.1f}s{shards}",
         highlight=False,
     )
-    for f in report.findings:
-        if f.flaky or f.reproduced.startswith("0/"):
-            what = "flaky: reproduced" if f.flaky else "did not reproduce:"
+    for f in findings:
+        if f["flaky"] or f["reproduced"].startswith("0/"):
+            what = "flaky: reproduced" if f["flaky"] else "did not reproduce:"
             console.print(
-                f"{what} {f.reproduced} · {f.violation.oracle}: {f.violation.message}",
-                highlight=False,
+                f"{what} {f['reproduced']} · {f['oracle']}: {f['message']}", highlight=False
             )
-    if report.stopped_answering:
+    if data["stopped_answering"]:
         console.print("the server stopped answering: the last request it answered is the repro")
-    if report.interrupted:
+    if data["interrupted"]:
         console.print("interrupted: findings so far are written")
 
 
-def _turn_table(console: Console, report: Report) -> None:
+def _turn_table(console: Console, turns: dict[str, dict[str, int]]) -> None:
     """Sessions per turn number: how many got there, how many failed there."""
     table = Table(title="session turns (last pass of each mode)")
     table.add_column("turn", justify="right")
     table.add_column("sessions reached", justify="right")
     table.add_column("failed there", justify="right")
     table.add_column("rate", justify="right")
-    for number in sorted(report.turns):
-        reached, failed = report.turns[number]
-        table.add_row(str(number), str(reached), str(failed), f"{failed / reached:.0%}")
+    for number, row in turns.items():
+        reached, failed = row["reached"], row["failed"]
+        table.add_row(number, str(reached), str(failed), f"{failed / reached:.0%}")
     console.print(table)
 
 
@@ -352,8 +364,8 @@ def fuzz(
     quiet: bool,
 ) -> None:
     """Generate agent histories, send them, check every answer, shrink and write repros."""
-    if workers != 1:
-        _fail(EXIT_USAGE, "--workers > 1 is not available yet")
+    if workers > 1 and (cassette is not None or record is not None):
+        _fail(EXIT_USAGE, "--workers > 1 cannot be combined with --cassette or --record yet")
     trial_count = _trials(trials)
     base_url = _base_url(base_url)
     if base_url is not None and serve is not None:
@@ -423,18 +435,19 @@ def fuzz(
                 rate = f"{done / max(time.monotonic() - started, 1e-9):.0f}"
                 bar.update(task, description=label, advance=1, found=found, rate=rate)
 
-            report = run(config, progress)
-    _summary(Console(), report)
+            sharded = workers > 1
+            data = _sharded(config, workers) if sharded else run(config, progress).summary()
+    _summary(Console(), data)
     # For machines: the same summary as data, beside the bundles.
-    (out / "summary.json").write_text(json.dumps(report.summary(), indent=2) + "\n")
-    if report.not_served:
+    (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
+    if data["not_served"]:
         # Repros written so far stay on disk; the run itself tested nothing.
         _fail(
             EXIT_USAGE,
-            f"every request was answered {report.not_served}: nothing was tested "
+            f"every request was answered {data['not_served']}: nothing was tested "
             "(check --base-url, --api-key, --model)",
         )
-    raise _Exit(EXIT_FOUND if report.findings else EXIT_CLEAN, "")
+    raise _Exit(EXIT_FOUND if data["findings"] else EXIT_CLEAN, "")
 
 
 @cli.command()

@@ -29,6 +29,8 @@ LAYERS = {
     "trials": 7,
     "replay": 7,
     "minimize": 7,
+    "workers": 8,
+    "_shard": 8,
     "cli": 8,
     "pytest_plugin": 8,
     "pytest_campaign": 8,
