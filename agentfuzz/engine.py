@@ -37,7 +37,7 @@ from agentfuzz.strategies import cases, plans
 from agentfuzz.target import Target
 from agentfuzz.transport.cassette import Interaction, NotInCassette
 from agentfuzz.transport.live import TargetUnreachable
-from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, tries_for
+from agentfuzz.trials import MEASURE_TRIES, RATE_TRIES, fails_within, measure, tries_for
 
 __all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Kind", "Report", "Target", "TurnTable", "run"]
 
@@ -197,7 +197,7 @@ class FindingStore:
             violation=finding.violation,
             observed=observed_summary(finding.observation)
             | {"evidence": finding.violation.evidence},
-            reproduced=finding.reproduced + (" (flaky)" if finding.flaky else ""),
+            reproduced=finding.reproduced,
             transcript=finding.transcript,
             interaction=finding.interaction,
         )
@@ -506,9 +506,14 @@ def _reduce(config: FuzzConfig, target: Target, store: FindingStore, finding: Fi
 
 
 def _trials(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
-    """Measure the final repro's rate over at least ``MEASURE_TRIES`` tries."""
+    """Measure the final repro's rate: over ``MEASURE_TRIES`` tries (or K, if more), and over
+    ``RATE_TRIES`` when it is neither 0 nor 1, so the rate a flaky repro states can be quoted."""
     tries = max(MEASURE_TRIES, _tries(config, finding))
     hits = _measure(config, target, store, finding.violation.key, finding.case, tries)
+    if 0 < hits < tries < RATE_TRIES:
+        more = RATE_TRIES - tries
+        hits += _measure(config, target, store, finding.violation.key, finding.case, more)
+        tries = RATE_TRIES
     finding.reproduced = f"{hits}/{tries}"
     finding.flaky = 0 < hits < tries
 

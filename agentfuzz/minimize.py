@@ -24,12 +24,9 @@ from agentfuzz.reduce import reduce_case
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.target import Target
 from agentfuzz.transport.cassette import Interaction
-from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, tries_for
+from agentfuzz.trials import MEASURE_TRIES, RATE_TRIES, fails_within, measure, tries_for
 
 __all__ = ["NothingToReduce", "Reduction", "confirm", "reduce_input", "write_reduction"]
-
-# A rate that is neither 0 nor 1 is measured over this many tries, so it can be quoted.
-RATE_TRIES = 100
 
 
 class NothingToReduce(Exception):
@@ -163,7 +160,7 @@ def write_reduction(out: Path, reduction: Reduction, source: str) -> Path:
         case=reduction.reduced,
         violation=reduction.violation,
         observed=observed_summary(obs) | {"evidence": reduction.violation.evidence},
-        reproduced=f"{hits}/{total}" + (" (flaky)" if 0 < hits < total else ""),
+        reproduced=f"{hits}/{total}",
         interaction=reduction.interaction,
     )
     folder = write_bundle(out, repro)

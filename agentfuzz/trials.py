@@ -12,12 +12,22 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-__all__ = ["DETECTION", "MAX_TRIES", "MEASURE_TRIES", "fails_within", "measure", "tries_for"]
+__all__ = [
+    "DETECTION",
+    "MAX_TRIES",
+    "MEASURE_TRIES",
+    "RATE_TRIES",
+    "fails_within",
+    "measure",
+    "tries_for",
+]
 
 # Probability of seeing a real failure at least once among K tries.
 DETECTION = 0.97
 # Tries used to estimate a rate, and the fewest a final repro's stated rate rests on.
 MEASURE_TRIES = 10
+# A rate that is neither 0 nor 1 is measured over this many tries, so it can be quoted.
+RATE_TRIES = 100
 # No candidate is tried more often than this, whatever the estimate says.
 MAX_TRIES = 30
 

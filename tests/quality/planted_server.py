@@ -5,7 +5,9 @@ tool call (to the tool the user names, else the first; a named ``tool_choice`` w
 arguments satisfy the tool's schema, and anything else with the text ``"done."``. Each planted
 bug fires only on a request feature the fuzzer's strategies must reach, and ``BUGS`` states
 the smallest request (in wire items: ``len(messages)`` or ``len(input)``) that fires it.
-``SESSION_BUGS`` (``planted_ids``) fire only on the server's own output fed back to it.
+``SESSION_BUGS`` (``planted_ids``) fire only on the server's own output fed back to it;
+``STOCHASTIC_BUGS`` (``planted_flaky``) fire on their trigger only some of the time, drawn
+from a generator seeded once per app (``build_app(bugs, seed=...)``).
 
 This is test code on the server side: it must not import ``agentfuzz`` (a parsing bug shared
 with the client would hide itself).
@@ -22,7 +24,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +49,7 @@ from .planted_answer import (
     response_events,
     schema_example,
 )
+from .planted_flaky import FLAKY_RATE, STOCHASTIC_BUGS, Coin, answered_call
 from .planted_ids import SESSION_BUGS, call_id_shape, own_id_refusal
 from .planted_request import (
     BadRequest,
@@ -64,6 +67,7 @@ __all__ = [
     "KIMI_MARKUP",
     "ROBUSTNESS_BUGS",
     "SESSION_BUGS",
+    "STOCHASTIC_BUGS",
     "PlantedBug",
     "build_app",
     "planted_server",
@@ -165,6 +169,7 @@ class _Triggers:
             for i, e in enumerate(entries)
             if i > 0
         )
+        self.answered = answered_call(req)
 
 
 def _pick_tool(req: ParsedRequest) -> ToolDecl:
@@ -180,8 +185,18 @@ def _pick_tool(req: ParsedRequest) -> ToolDecl:
     return max(named, key=lambda t: len(t.flat)) if named else req.tools[0]
 
 
-def _plan(req: ParsedRequest, trig: _Triggers, bugs: frozenset[str], ids: Ids) -> Plan:
+def _plan(
+    req: ParsedRequest,
+    trig: _Triggers,
+    bugs: frozenset[str],
+    ids: Ids,
+    flip: Callable[[], bool] = lambda: False,
+) -> Plan:
     if "empty_on_foreign_id" in bugs and trig.foreign_id:
+        return Plan(text="")
+    # The coin is flipped only on a triggering request, so the draws a seed gives depend on
+    # the triggering requests alone.
+    if "flaky_empty" in bugs and trig.answered and flip():
         return Plan(text="")
     wants_call = bool(req.tools) and (
         req.choice in ("required", "named") or (req.choice == "auto" and trig.last_is_user)
@@ -234,7 +249,9 @@ def _frame(event: Event) -> str:
 _HTML = "<html><body><h1>500 Internal Server Error</h1></body></html>"
 
 
-async def _answer(request: Request, api: str, bugs: frozenset[str]) -> Response:
+async def _answer(
+    request: Request, api: str, bugs: frozenset[str], flip: Callable[[], bool]
+) -> Response:
     if "html_body" in bugs:
         return HTMLResponse("<html><body>Welcome to nginx!</body></html>")
     try:
@@ -250,7 +267,7 @@ async def _answer(request: Request, api: str, bugs: frozenset[str]) -> Response:
             return _error(400, refusal)
         trig = _Triggers(req)
         ids = Ids(body)
-        plan = _plan(req, trig, bugs, ids)
+        plan = _plan(req, trig, bugs, ids, flip)
     except BadRequest as exc:
         return _error(400, str(exc))
     crash = "crash_on_parallel" in bugs and trig.answered_parallel
@@ -287,22 +304,25 @@ async def _answer(request: Request, api: str, bugs: frozenset[str]) -> Response:
     return EventSourceResponse(_sse(events), sep="\n")
 
 
-def build_app(bugs: Iterable[str] = ()) -> Starlette:
-    """The ASGI app with the given bugs planted (none: a correct server)."""
+def build_app(bugs: Iterable[str] = (), seed: int = 0) -> Starlette:
+    """The ASGI app with the given bugs planted (none: a correct server); ``seed`` seeds the
+    coin of the stochastic bugs, once for the app's lifetime."""
     chosen = frozenset(bugs)
-    unknown = chosen - set(BUGS) - set(ROBUSTNESS_BUGS) - set(SESSION_BUGS)
+    known = set(BUGS) | set(ROBUSTNESS_BUGS) | set(SESSION_BUGS) | set(STOCHASTIC_BUGS)
+    unknown = chosen - known
     if unknown:
         raise ValueError(f"unknown planted bugs: {sorted(unknown)}")
+    coin = Coin(FLAKY_RATE, seed)
 
     async def models(request: Request) -> Response:
         model = {"id": "planted", "object": "model", "created": CREATED, "owned_by": "planted"}
         return JSONResponse({"object": "list", "data": [model]})
 
     async def chat(request: Request) -> Response:
-        return await _answer(request, "chat", chosen)
+        return await _answer(request, "chat", chosen, coin.flip)
 
     async def responses(request: Request) -> Response:
-        return await _answer(request, "responses", chosen)
+        return await _answer(request, "responses", chosen, coin.flip)
 
     return Starlette(
         routes=[
@@ -314,9 +334,10 @@ def build_app(bugs: Iterable[str] = ()) -> Starlette:
 
 
 @contextmanager
-def planted_server(bugs: Iterable[str] = ()) -> Iterator[str]:
-    """Serve ``build_app(bugs)`` on a free loopback port in a thread; yield its ``/v1`` base URL."""
-    app = build_app(bugs)
+def planted_server(bugs: Iterable[str] = (), seed: int = 0) -> Iterator[str]:
+    """Serve ``build_app(bugs, seed)`` on a free loopback port in a thread; yield its ``/v1``
+    base URL."""
+    app = build_app(bugs, seed)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Accepted sockets inherit this; without it every answer waits ~40 ms for a delayed ACK.
