@@ -132,7 +132,9 @@ def run_session(
         calls = rewrite_calls(step.policy, returned, calls_so_far)
         calls_so_far += len(calls)
         dropped = bool(returned) and step.policy in ("drop-call", "drop-result")
-        modified = calls != returned or dropped
+        # A call that came back without an id goes back with one the client made up ("").
+        made_up = any(not c.id for c in returned)
+        modified = calls != returned or dropped or made_up
         untouched = untouched and not modified
         kept = () if step.policy == "drop-call" else calls
         text = obs.text if obs.text.strip() else None

@@ -514,3 +514,10 @@ def test_a_responses_reasoning_item_goes_back_under_the_servers_own_id() -> None
     _, body = build_request(second, "m")
     assert [i.get("id") for i in body["input"]] == [None, "rs_9", "fc_1", None]
     assert second.session is not None and second.session.untouched
+
+
+def test_a_call_without_an_id_goes_back_with_a_made_up_one_so_not_untouched() -> None:
+    turns, _ = run(plan(Step(), Step()), reply(call("")), TEXT)
+    second = turns[1].case
+    assert calls_in(second) == [""]
+    assert second.session is not None and not second.session.untouched
