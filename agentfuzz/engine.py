@@ -482,7 +482,9 @@ def _measure_new(
             continue
         finding.measured = True
         hits = _measure(config, target, store, v.key, finding.case, MEASURE_TRIES)
-        store.by_key[v.key].tries = tries_for(hits / MEASURE_TRIES)
+        # A failure never seen again is not worth K tries on every later example: it is
+        # reported as not reproduced, and the run goes on at its pace.
+        store.by_key[v.key].tries = tries_for(hits / MEASURE_TRIES) if hits else 1
 
 
 def _measure(
