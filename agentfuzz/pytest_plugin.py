@@ -17,7 +17,9 @@ and ``all`` rewrite it with the live exchanges and their verdicts, so the next o
 what the server does now. Live mode re-sends every request, so the two differ only in name. Each
 file is one item, hence written by the one pytest-xdist worker running it.
 
-Fixtures: ``agentfuzz_base_url``, ``agentfuzz_target``, ``agentfuzz_cases``, ``agentfuzz_check``.
+Fixtures: ``agentfuzz_base_url``, ``agentfuzz_target``, ``agentfuzz_cases``, ``agentfuzz_check``,
+and ``agentfuzz_campaign`` (a seeded fuzz campaign on the test's own cassettes, see
+``agentfuzz.pytest_campaign``; those cassettes are never items themselves).
 Unless the user chose a Hypothesis profile, Hypothesis tests share one example database in
 ``<rootdir>/.agentfuzz/examples`` (ini ``agentfuzz_shared_database = false`` turns that off).
 
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from agentfuzz.engine import Target
     from agentfuzz.history import Case
     from agentfuzz.observation import Observation, Violation
+    from agentfuzz.pytest_campaign import CampaignRunner
 
 __all__ = [
     "RECORD_MODES",
@@ -52,6 +55,7 @@ __all__ = [
     "CassetteItem",
     "NetworkBlocked",
     "agentfuzz_base_url",
+    "agentfuzz_campaign",
     "agentfuzz_cases",
     "agentfuzz_check",
     "agentfuzz_target",
@@ -186,6 +190,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CassetteFi
         return None
     found = parent.config.stash.get(_SETTINGS, None)
     if found is None or not file_path.resolve().is_relative_to(found.cassettes):
+        return None
+    # Light: this module, too, imports only the standard library and pytest at the top.
+    from agentfuzz.pytest_campaign import is_campaign_cassette
+
+    if is_campaign_cassette(file_path):
         return None
     item: CassetteFile = CassetteFile.from_parent(parent, path=file_path)
     return item
@@ -394,6 +403,26 @@ def agentfuzz_target(
     target = Target(agentfuzz_base_url, model, key, _TIMEOUT)
     yield target
     target.close()
+
+
+@pytest.fixture
+def agentfuzz_campaign(request: pytest.FixtureRequest, tmp_path: Path) -> CampaignRunner:
+    """``(*, seed, profile="default", modes=(("chat", False),), kinds=("synthetic",),
+    max_examples=20, trials=1, cassettes=None)`` -> the ``engine.Report`` of a seeded campaign.
+
+    Offline it replays the campaign from the item's cassettes (``cassettes``, default
+    ``<test folder>/cassettes/<module stem>/<test name>/``); live it fuzzes the server,
+    recording under ``--agentfuzz-record-mode`` (``none``: no cassettes). Bundles go under
+    ``tmp_path``. See ``agentfuzz.pytest_campaign``.
+    """
+    from agentfuzz.pytest_campaign import CampaignRunner
+
+    found = request.config.stash[_SETTINGS]
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    return CampaignRunner(
+        item, tmp_path / "agentfuzz", found.base_url, found.model, found.record_mode
+    )
 
 
 @pytest.fixture(scope="session")
