@@ -293,18 +293,13 @@ def _line(text: str, limit: int = 160) -> str:
 
 def _recorded_requests(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Case, Any]]]:
     """A cassette's metadata, and per interaction: its number, URI path, case and JSON body."""
-    # replay.py's own readers of the metadata, so both modes reject the same cassettes.
-    from agentfuzz.replay import _case, _json, _turns
-    from agentfuzz.transport.cassette import CassetteError, load_cassette, metadata
+    # replay.py's own reader, so both modes reject the same cassettes.
+    from agentfuzz.replay import read_turns
+    from agentfuzz.transport.cassette import CassetteError
 
     try:
-        cassette = load_cassette(path)
-        about = metadata(cassette)
-        turns = _turns(path, about, len(cassette.data))
-        return about, [
-            (n, urlsplit(request.uri).path, _case(path, n, turn), _json(path, n, request.body))
-            for n, ((request, _), turn) in enumerate(zip(cassette.data, turns, strict=True), 1)
-        ]
+        about, turns = read_turns(path)
+        return about, [(t.number, urlsplit(t.uri).path, t.case, t.body) for t in turns]
     except CassetteError as exc:
         raise CassetteFailure(str(exc)) from None
 

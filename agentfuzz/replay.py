@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
+from vcr.cassette import Cassette
 
 from agentfuzz import oracles
 from agentfuzz.dialects import assemble
@@ -39,8 +40,10 @@ from agentfuzz.transport.live import LiveTransport
 __all__ = [
     "CassetteReplay",
     "Recorded",
+    "RecordedTurn",
     "ReplayedTurn",
     "cassette_files",
+    "read_turns",
     "replay_bundle",
     "replay_cassette",
     "resend_bundle",
@@ -158,32 +161,57 @@ def _check_body(path: Path, number: int, response: dict[str, Any], turn: dict[st
             )
 
 
+@dataclass(frozen=True)
+class RecordedTurn:
+    """One interaction of an agentfuzz cassette, read and checked: what was sent, and why."""
+
+    number: int
+    uri: str
+    body: dict[str, Any]
+    case: Case
+    verdicts: list[dict[str, str]]
+
+
+def read_turns(path: Path) -> tuple[dict[str, Any], list[RecordedTurn]]:
+    """A cassette's agentfuzz metadata and its checked turns; ``CassetteError`` (one line) for
+    anything unusable, a body shorter than recorded included."""
+    _, about, read = _read(path)
+    return about, read
+
+
+def _read(path: Path) -> tuple[Cassette, dict[str, Any], list[RecordedTurn]]:
+    cassette = load_cassette(path)
+    about = metadata(cassette)
+    turns = _turns(path, about, len(cassette.data))
+    read = []
+    for number, ((request, response), turn) in enumerate(zip(cassette.data, turns, strict=True), 1):
+        _check_body(path, number, response, turn)
+        body = _json(path, number, request.body)
+        verdicts = turn.get("verdicts") or []
+        read.append(RecordedTurn(number, request.uri, body, _case(path, number, turn), verdicts))
+    return cassette, about, read
+
+
 def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
     """Re-run every interaction of the cassette at ``path`` offline; ``seed`` None: whole bodies.
 
     Raises ``CassetteError`` (one line) for a cassette that cannot be read or used.
     """
-    cassette = load_cassette(path)
-    about = metadata(cassette)
-    turns = _turns(path, about, len(cassette.data))
-    checked = []
-    for number, ((request, response), turn) in enumerate(zip(cassette.data, turns, strict=True), 1):
-        _check_body(path, number, response, turn)
-        checked.append((number, request, _case(path, number, turn), turn))
+    cassette, about, turns = _read(path)
     rng = None if seed is None else random.Random(seed)
     result = CassetteReplay(path, about)
-    for number, request, case, turn in checked:
-        parts = urlsplit(request.uri)
-        with LiveTransport(
-            f"{parts.scheme}://{parts.netloc}", transport=ReplayTransport(cassette, rng)
-        ) as transport:
-            exchange = transport.send(parts.path, _json(path, number, request.body), case.stream)
-        obs = assemble(exchange)
-        result.turns.append(
-            ReplayedTurn(
-                number, exchange.url, turn.get("verdicts") or [], obs, oracles.check(case, obs)
-            )
-        )
+    if not turns:
+        return result
+    # One client for the whole cassette: matching ignores the host, so the first one serves all.
+    first = urlsplit(turns[0].uri)
+    with LiveTransport(
+        f"{first.scheme}://{first.netloc}", transport=ReplayTransport(cassette, rng)
+    ) as transport:
+        for turn in turns:
+            exchange = transport.send(urlsplit(turn.uri).path, turn.body, turn.case.stream)
+            obs = assemble(exchange)
+            found = oracles.check(turn.case, obs)
+            result.turns.append(ReplayedTurn(turn.number, exchange.url, turn.verdicts, obs, found))
     return result
 
 
