@@ -32,7 +32,7 @@ import vcr
 import yaml
 from vcr.cassette import Cassette
 from vcr.errors import MissingMetadataError
-from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+from vcr.persisters.filesystem import FilesystemPersister
 from vcr.record_mode import RecordMode
 from vcr.request import Request as VcrRequest
 
@@ -195,14 +195,28 @@ def load_cassette(path: Path, record_mode: str = "none") -> Cassette:
     for n, item in enumerate(data["interactions"], start=1):
         if not _interaction_shape(item):
             raise CassetteError(f"{path}: interaction {n} lacks a request or a response")
+    # vcrpy builds its requests and responses from what was parsed here: YAML is the cost of
+    # a replay, so the file is parsed once. Checked above, vcrpy's loader (which would treat a
+    # file it cannot read as empty) meets no surprise it could hide.
+    config = _config(path, record_mode) | {"serializer": _Parsed(data)}
     try:
-        FilesystemPersister.load_cassette(str(path), serializer=_ReadableYaml)
-    except CassetteNotFoundError:
-        raise CassetteError(f"{path}: empty cassette") from None
+        return Cassette.load(**config)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CassetteError(f"{path}: not a vcrpy cassette: {_one_line(str(exc))}") from None
-    # Checked: vcrpy's own loader, which would quietly treat a bad file as empty, now cannot.
-    return Cassette.load(**_config(path, record_mode))
+
+
+class _Parsed:
+    """A vcrpy serializer that hands over a cassette already parsed, and writes like ours."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def deserialize(self, text: str) -> dict[str, Any]:
+        return self._data
+
+    @staticmethod
+    def serialize(data: dict[str, Any]) -> str:
+        return _ReadableYaml.serialize(data)
 
 
 def _interaction_shape(item: Any) -> bool:
