@@ -131,34 +131,15 @@ def _sharded(config: FuzzConfig, workers: int) -> dict[str, Any]:
         _fail(EXIT_USAGE, f"--workers {workers}: {exc}")
 
 
-def _campaign_about(folder: Path) -> dict[str, Any]:
-    """What the campaign cassettes in ``folder`` say about the run that recorded them."""
-    from agentfuzz.transport.cassette import load_cassette, metadata
+def _replay_only(folder: Path, mode: str) -> dict[str, Any] | None:
+    """The recorded campaign's metadata when this run will only play it back (no server to
+    start, no network), else None."""
+    from agentfuzz.campaigns import recorded_campaign
 
-    for path in sorted(folder.glob("*.yaml")):
-        about = metadata(load_cassette(path))
-        if about.get("kind") == "campaign":
-            return about
-    return {}
-
-
-def _replays_only(folder: Path, mode: str) -> bool:
-    """Whether this run will only play cassettes back: no server to start, no network."""
-    if mode == "none":
-        if not any(folder.glob("*.yaml")):
-            _fail(EXIT_USAGE, f"--cassette {folder}: no cassette to replay (--record-mode none)")
-        return True
-    return mode == "once" and bool(_campaign_about(folder)) if folder.is_dir() else False
-
-
-def _recorded_target(folder: Path | None) -> str | None:
-    target = _campaign_about(folder).get("target") if folder else None
-    return target if isinstance(target, str) else "http://cassette.invalid/v1"
-
-
-def _recorded_model(folder: Path | None) -> str | None:
-    model = _campaign_about(folder).get("model") if folder else None
-    return model if isinstance(model, str) else None
+    about = recorded_campaign(folder)
+    if mode == "none" and about is None:
+        _fail(EXIT_USAGE, f"--cassette {folder}: no cassette to replay (--record-mode none)")
+    return about if mode in ("none", "once") else None
 
 
 @contextlib.contextmanager
@@ -386,15 +367,17 @@ def fuzz(
     if record_mode is not None and cassette is None:
         _fail(EXIT_USAGE, "--record-mode needs --cassette DIR")
     mode_of_tapes = record_mode or "once"
-    replay_only = cassette is not None and _replays_only(cassette, mode_of_tapes)
+    recorded = None if cassette is None else _replay_only(cassette, mode_of_tapes)
+    replay_only = recorded is not None
     if cassette is not None and not replay_only:
         _writable_out(cassette, "--cassette")
     err = Console(stderr=True)
-    with _target(
-        base_url, serve, recorded=_recorded_target(cassette) if replay_only else None
-    ) as url:
-        name = model or (_recorded_model(cassette) if replay_only else None)
-        name = name or _first_model(url, api_key, timeout)
+    about = recorded or {}
+    target = about.get("target") if isinstance(about.get("target"), str) else None
+    recorded_url = (target or "http://cassette.invalid/v1") if replay_only else None
+    with _target(base_url, serve, recorded=recorded_url) as url:
+        recorded_model = about.get("model") if isinstance(about.get("model"), str) else None
+        name = model or recorded_model or _first_model(url, api_key, timeout)
         config = FuzzConfig(
             base_url=url,
             model=name,

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from agentfuzz.campaigns import campaign_parts, is_campaign_cassette, recorded_campaign
+
 if TYPE_CHECKING:
     from agentfuzz.engine import Report
 
@@ -39,28 +41,8 @@ __all__ = [
 ]
 
 _TIMEOUT = 60.0
-# How much of a cassette's end holds a campaign's metadata (a handful of short keys).
-_TAIL_BYTES = 4096
-_CAMPAIGN_KIND = re.compile(r"\Ametadata:\n  agentfuzz:\n(?:    .*\n)*?    kind: campaign$", re.M)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _LONGEST_NAME = 100
-
-
-def is_campaign_cassette(path: Path) -> bool:
-    """Whether ``path`` is a part of a recorded campaign (metadata ``kind: campaign``).
-
-    Such a cassette is replayed by the test that recorded it, not as an item of its own. Only
-    the file's end is read: the metadata comes last, and a campaign's is a few short lines.
-    """
-    try:
-        with path.open("rb") as file:
-            size = file.seek(0, os.SEEK_END)
-            file.seek(max(0, size - _TAIL_BYTES))
-            tail = file.read().decode("utf-8", errors="replace")
-    except OSError:
-        return False
-    start = tail.rfind("\nmetadata:\n")
-    return start >= 0 and _CAMPAIGN_KIND.search(tail[start + 1 :]) is not None
 
 
 def _safe(name: str) -> str:
@@ -85,23 +67,6 @@ def campaign_folder(item: pytest.Item) -> Path:
     """
     inner = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
     return item.path.parent / "cassettes" / item.path.stem / _safe(inner.replace("::", "."))
-
-
-def _campaign_parts(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.yaml") if is_campaign_cassette(p))
-
-
-def recorded_campaign(folder: Path) -> dict[str, Any] | None:
-    """What the campaign cassettes in ``folder`` say about the run that recorded them (target,
-    model, profile, seed), or None when the folder holds none."""
-    from agentfuzz.transport.cassette import load_cassette, metadata
-
-    parts = _campaign_parts(folder) if folder.is_dir() else []
-    if not parts:
-        return None
-    # Every part carries the same metadata: read the smallest.
-    smallest = min(parts, key=lambda p: p.stat().st_size)
-    return metadata(load_cassette(smallest))
 
 
 @dataclass(frozen=True)
@@ -220,5 +185,5 @@ class CampaignRunner:
 def _forget(folder: Path) -> None:
     """Remove a campaign's old parts before ``all`` records it anew: a part the new campaign
     never reaches (no findings, so no shrinking) must not linger from the old one."""
-    for part in _campaign_parts(folder) if folder.is_dir() else []:
+    for part in campaign_parts(folder) if folder.is_dir() else []:
         part.unlink()

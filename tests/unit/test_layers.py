@@ -26,6 +26,7 @@ LAYERS = {
     "engine": 7,
     "session": 7,
     "target": 7,
+    "campaigns": 7,
     "trials": 7,
     "replay": 7,
     "minimize": 7,

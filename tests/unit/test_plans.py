@@ -88,11 +88,12 @@ def test_session_turns_bounds_the_number_of_steps(turns: int) -> None:
 
 def _reaches(wanted: Callable[[Step], bool]) -> None:
     """Some plan of the default profile has a step for which ``wanted`` holds."""
-    find(
+    found = find(
         plans(Profile(), "chat", False, MODES),
         lambda p: any(wanted(s) for s in p.steps),
         settings=FIND,
     )
+    assert any(wanted(s) for s in found.steps)
 
 
 def test_every_policy_result_kind_and_switch_is_reachable() -> None:

@@ -1,0 +1,52 @@
+"""Recorded campaigns on disk: which cassettes are parts of one, and what they say about it.
+
+Light on purpose (standard library only at the top): the pytest plugin's collector asks
+``is_campaign_cassette`` about every YAML file in every pytest run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+__all__ = ["campaign_parts", "is_campaign_cassette", "recorded_campaign"]
+
+# How much of a cassette's end holds a campaign's metadata (a handful of short keys).
+_TAIL_BYTES = 4096
+_CAMPAIGN_KIND = re.compile(r"\Ametadata:\n  agentfuzz:\n(?:    .*\n)*?    kind: campaign$", re.M)
+
+
+def is_campaign_cassette(path: Path) -> bool:
+    """Whether ``path`` is a part of a recorded campaign (metadata ``kind: campaign``).
+
+    Only the file's end is read: the metadata comes last, and a campaign's is a few short lines.
+    """
+    try:
+        with path.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - _TAIL_BYTES))
+            tail = file.read().decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    start = tail.rfind("\nmetadata:\n")
+    return start >= 0 and _CAMPAIGN_KIND.search(tail[start + 1 :]) is not None
+
+
+def campaign_parts(folder: Path) -> list[Path]:
+    """The campaign cassettes in ``folder``, sorted."""
+    return sorted(p for p in folder.glob("*.yaml") if is_campaign_cassette(p))
+
+
+def recorded_campaign(folder: Path) -> dict[str, Any] | None:
+    """What the campaign cassettes in ``folder`` say about the run that recorded them (target,
+    model, profile, seed), or None when the folder holds none."""
+    from agentfuzz.transport.cassette import load_cassette, metadata
+
+    parts = campaign_parts(folder) if folder.is_dir() else []
+    if not parts:
+        return None
+    # Every part carries the same metadata: read the smallest.
+    smallest = min(parts, key=lambda p: p.stat().st_size)
+    return metadata(load_cassette(smallest))
