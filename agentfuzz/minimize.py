@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -52,12 +53,16 @@ class Reduction:
 class _Judge:
     """Sends cases, says whether ``oracle`` fires, keeps the last exchange where it did."""
 
-    def __init__(self, target: Target, oracle: str | None) -> None:
+    def __init__(
+        self, target: Target, oracle: str | None, prepare: Callable[[Case], Case] = lambda c: c
+    ) -> None:
         self.target = target
         self.oracle = oracle
+        self.prepare = prepare
         self.fired: tuple[Case, Observation, Violation, Interaction | None] | None = None
 
     def fires(self, case: Case) -> bool:
+        case = self.prepare(case)
         obs = self.target.observe(case)
         found = oracles.check(case, obs, only=None if self.oracle is None else [self.oracle])
         if found:
@@ -72,11 +77,15 @@ def _wire_items(case: Case) -> int:
 
 
 def confirm(
-    target: Target, cases: list[Case], oracle: str | None, tries: int
+    target: Target,
+    cases: list[Case],
+    oracle: str | None,
+    tries: int,
+    prepare: Callable[[Case], Case] = lambda c: c,
 ) -> tuple[int, Violation]:
     """The position of the last case that fails (``oracle``, or any) within ``tries`` tries,
     and its violation. Raises ``NothingToReduce``."""
-    judge = _Judge(target, oracle)
+    judge = _Judge(target, oracle, prepare)
     # From the end: the first failure found is the last one, and earlier requests cost nothing.
     for number in reversed(range(len(cases))):
         judge.fired = None
@@ -96,14 +105,16 @@ def reduce_input(
     budget: int = 400,
     honour_seed: bool = False,
 ) -> Reduction:
-    """Confirm, reduce and measure; the ``Reduction`` says what was done."""
-    if honour_seed:
-        cases = [_seeded(case) for case in cases]
-    source, violation = confirm(
-        target, cases, oracle, MEASURE_TRIES if trials == "auto" else trials
-    )
+    """Confirm, reduce and measure; the ``Reduction`` says what was done.
+
+    With ``honour_seed`` every request goes out with seed 0 and temperature 0 (a server that
+    honours them answers alike each time), whatever the candidate's own knobs.
+    """
+    prepare = _seeded if honour_seed else _as_is
+    first = MEASURE_TRIES if trials == "auto" else trials
+    source, violation = confirm(target, cases, oracle, first, prepare)
     original = cases[source]
-    judge = _Judge(target, violation.oracle)
+    judge = _Judge(target, violation.oracle, prepare)
     tries = trials if trials != "auto" else _tries_for(judge, original)
     steps: list[dict[str, Any]] = []
 
@@ -130,7 +141,7 @@ def reduce_input(
     return Reduction(
         source=source,
         original=original,
-        reduced=reduced,
+        reduced=prepare(reduced),
         violation=found,
         observation=obs,
         interaction=interaction,
@@ -143,6 +154,10 @@ def reduce_input(
 
 def _tries_for(judge: _Judge, case: Case) -> int:
     return tries_for(measure(MEASURE_TRIES, lambda: judge.fires(case)) / MEASURE_TRIES)
+
+
+def _as_is(case: Case) -> Case:
+    return case
 
 
 def _seeded(case: Case) -> Case:

@@ -209,3 +209,31 @@ def test_a_missing_file_and_a_passing_input(tmp_path: Path) -> None:
         code, output = _reduce(str(path), "--base-url", url, "--out", str(tmp_path / "o"))
     assert code == 0
     assert "nothing to reduce" in output
+
+
+class _Recording(Target):
+    """A target that keeps every request body it sends."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, MODEL, None, 30.0)
+        self.bodies: list[dict[str, Any]] = []
+
+    def observe(self, case: Case) -> Any:
+        obs = super().observe(case)
+        self.bodies.append(obs.exchange.request)
+        return obs
+
+
+def test_a_server_that_honours_seeds_gets_seed_0_and_temperature_0_on_every_request() -> None:
+    with serve_in_thread("vllm-kimi-k2") as url:
+        target = _Recording(url)
+        try:
+            reduction = reduce_input(target, [_seed_000_case()], honour_seed=True)
+        finally:
+            target.close()
+    assert len(target.bodies) > 10
+    # Responses takes no seed; temperature 0 goes everywhere, seed where the api has one.
+    assert all(body.get("temperature") == 0.0 for body in target.bodies)
+    assert reduction.reduced.options.seed == 0 and reduction.reduced.options.temperature == 0.0
+    chat = reduction.reduced.model_copy(update={"api": "chat"})
+    assert build_request(chat, MODEL)[1]["seed"] == 0
