@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -37,7 +38,7 @@ from agentfuzz.strategies import cases, plans
 from agentfuzz.target import Target
 from agentfuzz.transport.cassette import Interaction, NotInCassette
 from agentfuzz.transport.live import TargetUnreachable
-from agentfuzz.trials import MEASURE_TRIES, RATE_TRIES, fails_within, measure, tries_for
+from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
 
 __all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Kind", "Report", "Target", "TurnTable", "run"]
 
@@ -481,28 +482,24 @@ def _measure_new(
         if finding is None or finding.measured:
             continue
         finding.measured = True
-        hits = _measure(config, target, store, v.key, finding.case, MEASURE_TRIES)
+        attempt = functools.partial(_fires, config, target, store, v.key, finding.case)
+        hits = measure(MEASURE_TRIES, attempt)
         # A failure never seen again is not worth K tries on every later example: it is
         # reported as not reproduced, and the run goes on at its pace.
         store.by_key[v.key].tries = tries_for(hits / MEASURE_TRIES) if hits else 1
 
 
-def _measure(
-    config: FuzzConfig,
-    target: Target,
-    store: FindingStore,
-    key: tuple[str, str],
-    case: Case,
-    tries: int,
-) -> int:
-    return measure(tries, lambda: _shows(key, _judge(config, target, store, case)))
+def _fires(
+    config: FuzzConfig, target: Target, store: FindingStore, key: tuple[str, str], case: Case
+) -> bool:
+    return _shows(key, _judge(config, target, store, case))
 
 
 def _reduce(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
     key, tries = finding.violation.key, _tries(config, finding)
 
     def fails(case: Case) -> bool:
-        return fails_within(tries, lambda: _shows(key, _judge(config, target, store, case)))
+        return fails_within(tries, functools.partial(_fires, config, target, store, key, case))
 
     reduce_case(finding.case, fails)
 
@@ -510,12 +507,9 @@ def _reduce(config: FuzzConfig, target: Target, store: FindingStore, finding: Fi
 def _trials(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
     """Measure the final repro's rate: over ``MEASURE_TRIES`` tries (or K, if more), and over
     ``RATE_TRIES`` when it is neither 0 nor 1, so the rate a flaky repro states can be quoted."""
-    tries = max(MEASURE_TRIES, _tries(config, finding))
-    hits = _measure(config, target, store, finding.violation.key, finding.case, tries)
-    if 0 < hits < tries < RATE_TRIES:
-        more = RATE_TRIES - tries
-        hits += _measure(config, target, store, finding.violation.key, finding.case, more)
-        tries = RATE_TRIES
+    key, case = finding.violation.key, finding.case
+    attempt = functools.partial(_fires, config, target, store, key, case)
+    hits, tries = rate(attempt, max(MEASURE_TRIES, _tries(config, finding)))
     finding.reproduced = f"{hits}/{tries}"
     finding.flaky = 0 < hits < tries
 

@@ -25,7 +25,7 @@ from agentfuzz.reduce import reduce_case
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.target import Target
 from agentfuzz.transport.cassette import Interaction
-from agentfuzz.trials import MEASURE_TRIES, RATE_TRIES, fails_within, measure, tries_for
+from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
 
 __all__ = ["NothingToReduce", "Reduction", "confirm", "reduce_input", "write_reduction"]
 
@@ -127,11 +127,7 @@ def reduce_input(
     reduced = reduce_case(original, fails, budget)
     during = judge.fired
     judge.fired = None
-    hits = measure(MEASURE_TRIES, lambda: judge.fires(reduced))
-    total = MEASURE_TRIES
-    if 0 < hits < total:
-        hits += measure(RATE_TRIES - total, lambda: judge.fires(reduced))
-        total = RATE_TRIES
+    hits, total = rate(functools.partial(judge.fires, reduced))
     evidence = judge.fired or during
     if evidence is None:  # it never fired again: the confirmation is all the evidence there is
         judge.fires(original)

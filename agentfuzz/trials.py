@@ -19,6 +19,7 @@ __all__ = [
     "RATE_TRIES",
     "fails_within",
     "measure",
+    "rate",
     "tries_for",
 ]
 
@@ -54,3 +55,13 @@ def fails_within(tries: int, attempt: Callable[[], bool]) -> bool:
 def measure(tries: int, attempt: Callable[[], bool]) -> int:
     """How many of ``tries`` tries of ``attempt`` fail."""
     return sum(attempt() for _ in range(tries))
+
+
+def rate(attempt: Callable[[], bool], tries: int = MEASURE_TRIES) -> tuple[int, int]:
+    """A final repro's rate as ``(failures, tries)``: over ``tries`` tries, and extended to
+    ``RATE_TRIES`` when it is neither 0 nor 1, so the rate a flaky repro states can be quoted."""
+    hits = measure(tries, attempt)
+    if 0 < hits < tries < RATE_TRIES:
+        hits += measure(RATE_TRIES - tries, attempt)
+        tries = RATE_TRIES
+    return hits, tries

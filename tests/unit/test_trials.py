@@ -30,3 +30,14 @@ def test_fails_within_stops_at_the_first_failure() -> None:
     assert next(calls) == 3
     assert not fails_within(3, lambda: False)
     assert measure(4, iter([True, False, True, False]).__next__) == 2
+
+
+def test_a_rate_neither_0_nor_1_is_measured_over_rate_tries() -> None:
+    from agentfuzz.trials import RATE_TRIES, rate
+
+    assert rate(lambda: True) == (10, 10)
+    assert rate(lambda: False) == (0, 10)
+    flips = itertools.cycle([True, False, False])
+    hits, tries = rate(lambda: next(flips))
+    assert tries == RATE_TRIES and hits == 34
+    assert rate(lambda: True, tries=150) == (150, 150)
