@@ -20,7 +20,8 @@ file is one item, hence written by the one pytest-xdist worker running it.
 Fixtures: ``agentfuzz_base_url``, ``agentfuzz_target``, ``agentfuzz_cases``, ``agentfuzz_check``,
 and ``agentfuzz_campaign`` (a seeded fuzz campaign on the test's own cassettes, see
 ``agentfuzz.pytest_campaign``; those cassettes are never items themselves).
-Unless the user chose a Hypothesis profile, Hypothesis tests share one example database in
+Unless the user chose a Hypothesis profile (or Hypothesis chose its "ci" profile, which keeps no
+database), Hypothesis tests share one example database in
 ``<rootdir>/.agentfuzz/examples`` (ini ``agentfuzz_shared_database = false`` turns that off).
 
 This module is loaded by every pytest run wherever agentfuzz is installed, so it imports only the

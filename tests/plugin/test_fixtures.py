@@ -69,6 +69,15 @@ def test_profile(pytestconfig):
 """
 
 
+@pytest.fixture(autouse=True)
+def _not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis picks its "ci" profile itself when it sees a CI variable: start outside CI."""
+    from hypothesis._settings import _CI_VARS
+
+    for name in _CI_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
 def _profile(pytester: pytest.Pytester, *args: str) -> str:
     pytester.makepyfile(test_profile=PROFILE_TEST)
     result = pytester.runpytest_subprocess("-s", *args)
@@ -89,6 +98,13 @@ def test_a_profile_the_user_chose_is_kept(pytester: pytest.Pytester) -> None:
     assert _profile(pytester, "--hypothesis-profile=mine").startswith("mine ")
     pytester.makeini("[pytest]\nagentfuzz_shared_database = false\n")
     assert _profile(pytester).startswith("default ")
+
+
+def test_the_ci_profile_hypothesis_picks_is_kept(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    assert _profile(pytester) == "ci None"
 
 
 def test_offline_replay_cannot_connect(kimi_url: str) -> None:
