@@ -1,20 +1,30 @@
-"""One shard of a ``--workers N`` campaign, as a pytest item pytest-xdist can run anywhere.
+"""A group of shards of a ``--workers N`` campaign, as a pytest item pytest-xdist can run anywhere.
 
-Not a test of agentfuzz: ``agentfuzz.workers`` runs this file with ``pytest -n N``. Shard k runs
-the ordinary engine with seed ``seed + k * 1000`` (or unseeded) into ``<out>/.shards/<k>/``.
+Not a test of agentfuzz: ``agentfuzz.workers`` runs this file with ``pytest -n K``. Item g runs
+the shards of group g (from the spec), each in a thread: shard k runs the ordinary engine with
+seed ``seed + k * 1000`` (or unseeded) into ``<out>/.shards/<k>/``, where it keeps
+``progress.json`` (its latest ``Status``, at most twice a second) and, at the end, its
+``summary.json``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentfuzz.engine import FuzzConfig, run
+from agentfuzz.findings import Status
 from agentfuzz.profiles import Profile
+
+# Seconds between two writes of a shard's progress file.
+BEACON_EVERY = 0.5
 
 
 def _spec() -> dict[str, Any]:
@@ -26,21 +36,35 @@ def _spec() -> dict[str, Any]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "shard" in metafunc.fixturenames:
-        spec = _spec()
-        metafunc.parametrize("shard", range(int(spec["workers"])))
+    if "group" in metafunc.fixturenames:
+        metafunc.parametrize("group", range(len(_spec()["groups"])))
 
 
-def test_shard(shard: int) -> None:
-    spec = _spec()
-    seed = spec["seed"]
-    out = Path(str(spec["out"])) / ".shards" / str(shard)
-    database = spec["database"]
-    config = FuzzConfig(
+class _Beacon:
+    """Writes a shard's latest ``Status`` to its progress file, atomically and not too often."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.last = path, 0.0
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, status: Status, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < BEACON_EVERY:
+            return
+        self.last = now
+        data = dataclasses.asdict(status) | {"at": time.time()}
+        part = self.path.with_suffix(".part")
+        part.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(part, self.path)
+
+
+def _config(spec: dict[str, Any], shard: int) -> FuzzConfig:
+    seed, database = spec["seed"], spec["database"]
+    return FuzzConfig(
         base_url=str(spec["base_url"]),
         model=str(spec["model"]),
         profile=Profile.model_validate(spec["profile"]),
-        out=out,
+        out=Path(str(spec["out"])) / ".shards" / str(shard),
         modes=tuple((m[0], bool(m[1])) for m in spec["modes"]),
         kinds=tuple(spec["kinds"]),
         api_key=os.environ.get("OPENAI_API_KEY") or None,
@@ -52,6 +76,47 @@ def test_shard(shard: int) -> None:
         timeout=float(spec["timeout"]),
         database=None if database is None else Path(str(database)),
     )
-    report = run(config)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(report.summary()), encoding="utf-8")
+
+
+def _shard(spec: dict[str, Any], shard: int, halt: threading.Event) -> None:
+    config = _config(spec, shard)
+    beacon = _Beacon(config.out / "progress.json")
+    report = run(config, beacon, stop=halt.is_set)
+    beacon(
+        Status(
+            "done", sum(report.examples.values()), tuple(f.violation.key for f in report.findings)
+        ),
+        force=True,
+    )
+    (config.out / "summary.json").write_text(json.dumps(report.summary()), encoding="utf-8")
+
+
+def test_shards(group: int) -> None:
+    spec = _spec()
+    halt = threading.Event()
+    errors: list[BaseException] = []
+
+    def guarded(shard: int) -> None:
+        try:
+            _shard(spec, shard, halt)
+        except BaseException as exc:  # reported by the item below, in pytest's own words
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=guarded, args=(k,), name=f"shard-{k}", daemon=True)
+        for k in spec["groups"][group]
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)
+    except KeyboardInterrupt:
+        # Each shard stops at its next example and writes what it found before this item ends.
+        halt.set()
+        for thread in threads:
+            thread.join()
+        raise
+    if errors:
+        raise errors[0]

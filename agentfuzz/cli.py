@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
@@ -17,11 +16,11 @@ from urllib.parse import urlsplit
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agentfuzz import oracles
-from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, run
+from agentfuzz._progress import Watch
+from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Progress, run
 from agentfuzz.profiles import ProfileError, load_profile
 from agentfuzz.target import RECORD_MODES
 from agentfuzz.transport.cassette import CassetteError, NotInCassette
@@ -122,11 +121,11 @@ def _first_model(base_url: str, api_key: str | None, timeout: float) -> str:
     return models[0]
 
 
-def _sharded(config: FuzzConfig, workers: int) -> dict[str, Any]:
+def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> dict[str, Any]:
     from agentfuzz.workers import run_sharded
 
     try:
-        return run_sharded(config, workers)
+        return run_sharded(config, workers, watch)
     except RuntimeError as exc:
         _fail(EXIT_USAGE, f"--workers {workers}: {exc}")
 
@@ -396,30 +395,10 @@ def fuzz(
             cassette=cassette,
             record_mode=mode_of_tapes,
         )
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed} examples"),
-            TextColumn("{task.fields[rate]}/s"),
-            TextColumn("{task.fields[found]} finding(s)"),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-            disable=quiet,
-        ) as bar:
-            total = max_examples * len(modes) * len(config.kinds)
-            task = bar.add_task("fuzz", total=total, found=0, rate="-")
-            started = time.monotonic()
-            done = 0
-
-            def progress(label: str, count: int, found: int) -> None:
-                nonlocal done
-                done += 1
-                rate = f"{done / max(time.monotonic() - started, 1e-9):.0f}"
-                bar.update(task, description=label, advance=1, found=found, rate=rate)
-
+        total = max_examples * len(modes) * len(config.kinds) * max(workers, 1)
+        with Watch(err, total, quiet) as watch:
             sharded = workers > 1
-            data = _sharded(config, workers) if sharded else run(config, progress).summary()
+            data = _sharded(config, workers, watch) if sharded else run(config, watch).summary()
     _summary(Console(), data)
     # For machines: the same summary as data, beside the bundles.
     (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")

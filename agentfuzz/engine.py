@@ -13,9 +13,10 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,21 +27,33 @@ from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz import oracles
+from agentfuzz.findings import Finding, FindingStore, Report, Status, TurnTable
 from agentfuzz.history import Api, Case
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.plan import Plan
 from agentfuzz.profiles import Profile
-from agentfuzz.reduce import case_size, reduce_case
+from agentfuzz.reduce import reduce_case
 from agentfuzz.replay import Recorded, write_cassette
-from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans
 from agentfuzz.target import Target
-from agentfuzz.transport.cassette import Interaction, NotInCassette
+from agentfuzz.transport.cassette import NotInCassette
 from agentfuzz.transport.live import TargetUnreachable
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
 
-__all__ = ["ALL_MODES", "Finding", "FuzzConfig", "Kind", "Report", "Target", "TurnTable", "run"]
+__all__ = [
+    "ALL_MODES",
+    "Finding",
+    "FindingStore",
+    "FuzzConfig",
+    "Kind",
+    "Progress",
+    "Report",
+    "Status",
+    "Target",
+    "TurnTable",
+    "run",
+]
 
 Mode = tuple[Api, bool]
 ALL_MODES: tuple[Mode, ...] = (
@@ -51,8 +64,6 @@ ALL_MODES: tuple[Mode, ...] = (
 )
 # What an example is: one generated request, or a whole session driven by the server's answers.
 Kind = Literal["synthetic", "session"]
-# Session turn number -> (sessions that reached it, sessions whose turn failed there).
-TurnTable = dict[int, tuple[int, int]]
 
 
 def _label(mode: Mode) -> str:
@@ -87,124 +98,6 @@ class FuzzConfig:
     record_mode: str = "once"
 
 
-@dataclass
-class Finding:
-    """The smallest known example of one distinct failure, and where its bundle lives."""
-
-    violation: Violation
-    case: Case
-    observation: Observation
-    bundle: Path
-    reproduced: str = "pending"
-    flaky: bool = False
-    # The session that showed this failure, up to the failing turn (session mode only).
-    transcript: tuple[Turn, ...] = ()
-    # The failing exchange as recorded, for the bundle's cassette.
-    interaction: Interaction | None = None
-    # With --trials auto: tries per judgement, from the rate measured when first found.
-    tries: int = 1
-    measured: bool = False
-
-    @property
-    def size(self) -> tuple[int, int, int]:
-        return case_size(self.case)
-
-
-@dataclass
-class Report:
-    """What a run found, for the summary table and the exit code."""
-
-    findings: list[Finding] = field(default_factory=list)
-    examples: dict[str, int] = field(default_factory=dict)
-    calls: int = 0
-    elapsed: float = 0.0
-    stopped_answering: bool = False
-    interrupted: bool = False
-    # Set when every answer was a 401/403/404/405/429: the target was not tested at all.
-    not_served: str | None = None
-    # Session mode: per turn number, sessions that reached it and sessions that failed there.
-    turns: TurnTable = field(default_factory=dict)
-
-    def summary(self) -> dict[str, Any]:
-        """The run as plain data: what ``summary.json`` holds for machines reading a run."""
-        return {
-            "findings": [
-                {
-                    "oracle": f.violation.oracle,
-                    "signature": f.violation.signature,
-                    "message": f.violation.message,
-                    "size": f.case.history.size,
-                    "reproduced": f.reproduced,
-                    "flaky": f.flaky,
-                    "bundle": str(f.bundle),
-                }
-                for f in self.findings
-            ],
-            "examples": self.examples,
-            "requests": self.calls,
-            "elapsed_s": round(self.elapsed, 3),
-            "examples_per_s": round(sum(self.examples.values()) / self.elapsed, 1)
-            if self.elapsed
-            else None,
-            "session_turns": {
-                str(n): {"reached": r, "failed": f} for n, (r, f) in sorted(self.turns.items())
-            },
-            "stopped_answering": self.stopped_answering,
-            "interrupted": self.interrupted,
-            "not_served": self.not_served,
-        }
-
-
-class FindingStore:
-    """Keeps the best example per distinct failure and writes its bundle as it improves."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = out
-        self.by_key: dict[tuple[str, str], Finding] = {}
-
-    def offer(
-        self,
-        violation: Violation,
-        case: Case,
-        obs: Observation,
-        transcript: tuple[Turn, ...] = (),
-        interaction: Interaction | None = None,
-    ) -> None:
-        current = self.by_key.get(violation.key)
-        candidate = Finding(
-            violation, case, obs, Path(), transcript=transcript, interaction=interaction
-        )
-        if current is not None and candidate.size >= current.size:
-            if transcript and not current.transcript:
-                # A synthetic example was smaller, but the session that met it too is evidence.
-                current.transcript = transcript
-                self.write(current)
-            return
-        if current is not None:
-            candidate.tries, candidate.measured = current.tries, current.measured
-        if current is not None and not transcript:
-            # A reduced (or synthetic) request keeps the session it came from.
-            candidate.transcript = current.transcript
-        candidate.bundle = self.write(candidate)
-        self.by_key[violation.key] = candidate
-
-    def write(self, finding: Finding) -> Path:
-        # The exchange holds the exact URL and body that were sent: the repro is that request.
-        exchange = finding.observation.exchange
-        repro = Repro(
-            url=exchange.url,
-            request=exchange.request,
-            case=finding.case,
-            violation=finding.violation,
-            observed=observed_summary(finding.observation)
-            | {"evidence": finding.violation.evidence},
-            reproduced=finding.reproduced,
-            transcript=finding.transcript,
-            interaction=finding.interaction,
-        )
-        return write_bundle(self.out, repro)
-
-
 class _Failure(AssertionError):
     """Base of the per-key failure classes Hypothesis sees."""
 
@@ -212,14 +105,17 @@ class _Failure(AssertionError):
 
 
 _FAILURE_CLASSES: dict[tuple[str, str], type[_Failure]] = {}
+# Shards of one --workers campaign run as threads: one class per key, whichever thread asks.
+_CLASSES_LOCK = threading.Lock()
 
 
 def _failure_class(key: tuple[str, str]) -> type[_Failure]:
     # A distinct class per (oracle, signature) makes Hypothesis treat each as a distinct bug.
-    if key not in _FAILURE_CLASSES:
-        tag = hashlib.sha1("\0".join(key).encode()).hexdigest()[:8]
-        _FAILURE_CLASSES[key] = type(f"{key[0]}_{tag}", (_Failure,), {})
-    return _FAILURE_CLASSES[key]
+    with _CLASSES_LOCK:
+        if key not in _FAILURE_CLASSES:
+            tag = hashlib.sha1("\0".join(key).encode()).hexdigest()[:8]
+            _FAILURE_CLASSES[key] = type(f"{key[0]}_{tag}", (_Failure,), {})
+        return _FAILURE_CLASSES[key]
 
 
 class _StopRun(BaseException):
@@ -230,7 +126,27 @@ class _Diverged(BaseException):
     """Raised through Hypothesis when a replayed campaign asks for what its cassette lacks."""
 
 
-Progress = Callable[[str, int, int], None]
+Progress = Callable[[Status], None]
+
+
+class _Meter:
+    """Counts examples over the whole run and hands the progress callback a ``Status``."""
+
+    def __init__(
+        self, store: FindingStore, progress: Progress, stop: Callable[[], bool] = lambda: False
+    ) -> None:
+        self.store, self.progress, self.stop, self.examples = store, progress, stop, 0
+
+    def example(self, phase: str) -> None:
+        if self.stop():
+            # As if Ctrl-C reached this thread: the run ends and reports what it found.
+            raise KeyboardInterrupt
+        self.examples += 1
+        self.progress(self.store.status(phase, self.examples))
+
+    def step(self, phase: str) -> None:
+        """A request that is not an example: a shrink or confirmation try."""
+        self.progress(self.store.status(phase, self.examples))
 
 
 MAX_PASSES = 8
@@ -243,7 +159,7 @@ def _fuzz_mode(
     strategy: SearchStrategy[Any],
     judge: Callable[[Any], list[Violation]],
     db_key: str,
-    progress: Progress,
+    meter: _Meter,
     on_pass: Callable[[], None] = lambda: None,
 ) -> int:
     """Fuzz one api/stream mode with ``strategy``; return how many examples it ran.
@@ -261,7 +177,7 @@ def _fuzz_mode(
     def check(example: Any) -> None:
         nonlocal count
         count += 1
-        progress(label, count, len(store.by_key))
+        meter.example(label)
         fresh = [v for v in judge(example) if v.key not in shrunk]
         if fresh:
             first = fresh[0]
@@ -316,7 +232,7 @@ def _db_key(config: FuzzConfig, target: Target, mode: Mode, kind: Kind) -> str:
 
 
 def _synthetic(
-    config: FuzzConfig, target: Target, store: FindingStore, mode: Mode, progress: Progress
+    config: FuzzConfig, target: Target, store: FindingStore, mode: Mode, meter: _Meter
 ) -> int:
     api, stream = mode
     return _fuzz_mode(
@@ -326,7 +242,7 @@ def _synthetic(
         cases(config.profile, api, stream),
         _tried(config, target, store, lambda case: _judge(config, target, store, case)),
         _db_key(config, target, mode, "synthetic"),
-        progress,
+        meter,
     )
 
 
@@ -335,7 +251,7 @@ def _sessions(
     target: Target,
     store: FindingStore,
     mode: Mode,
-    progress: Progress,
+    meter: _Meter,
     table: TurnTable,
 ) -> int:
     """Fuzz one starting mode with whole sessions; add the last pass's turns to ``table``."""
@@ -355,7 +271,7 @@ def _sessions(
         plans(config.profile, api, stream, config.modes),
         _tried(config, target, store, judge),
         _db_key(config, target, mode, "session"),
-        progress,
+        meter,
         fresh_pass,
     )
     for number, (reached, failed) in tally.items():
@@ -495,19 +411,25 @@ def _fires(
     return _shows(key, _judge(config, target, store, case))
 
 
-def _reduce(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
+def _reduce(
+    config: FuzzConfig, target: Target, store: FindingStore, finding: Finding, meter: _Meter
+) -> None:
     key, tries = finding.violation.key, _tries(config, finding)
 
     def fails(case: Case) -> bool:
+        meter.step("shrink")
         return fails_within(tries, functools.partial(_fires, config, target, store, key, case))
 
     reduce_case(finding.case, fails)
 
 
-def _trials(config: FuzzConfig, target: Target, store: FindingStore, finding: Finding) -> None:
+def _trials(
+    config: FuzzConfig, target: Target, store: FindingStore, finding: Finding, meter: _Meter
+) -> None:
     """Measure the final repro's rate: over ``MEASURE_TRIES`` tries (or K, if more), and over
     ``RATE_TRIES`` when it is neither 0 nor 1, so the rate a flaky repro states can be quoted."""
     key, case = finding.violation.key, finding.case
+    meter.step("confirm")
     attempt = functools.partial(_fires, config, target, store, key, case)
     hits, tries = rate(attempt, max(MEASURE_TRIES, _tries(config, finding)))
     finding.reproduced = f"{hits}/{tries}"
@@ -565,28 +487,36 @@ def _tape(config: FuzzConfig, target: Target, part: str) -> contextlib.AbstractC
 
 
 def _campaign(
-    config: FuzzConfig, target: Target, store: FindingStore, report: Report, progress: Progress
+    config: FuzzConfig, target: Target, store: FindingStore, report: Report, meter: _Meter
 ) -> None:
     """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
     for mode in config.modes:
         if "synthetic" in config.kinds:
             with _tape(config, target, f"synthetic-{_slug(mode)}"):
-                examples = _synthetic(config, target, store, mode, progress)
+                examples = _synthetic(config, target, store, mode, meter)
             report.examples[_label(mode)] = examples
         if "session" in config.kinds:
             with _tape(config, target, f"session-{_slug(mode)}"):
-                examples = _sessions(config, target, store, mode, progress, report.turns)
+                examples = _sessions(config, target, store, mode, meter, report.turns)
             report.examples[f"session {_label(mode)}"] = examples
     with _tape(config, target, "shrink"):
         for key in list(store.by_key):
-            _reduce(config, target, store, store.by_key[key])
+            _reduce(config, target, store, store.by_key[key], meter)
         for finding in store.by_key.values():
-            _trials(config, target, store, finding)
+            _trials(config, target, store, finding, meter)
             finding.bundle = store.write(finding)
 
 
-def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
-    """Fuzz every configured mode; return the report. Bundles are on disk as findings appear."""
+def run(
+    config: FuzzConfig,
+    progress: Progress = lambda _: None,
+    stop: Callable[[], bool] = lambda: False,
+) -> Report:
+    """Fuzz every configured mode; return the report. Bundles are on disk as findings appear.
+
+    ``progress`` gets a ``Status`` after every example and shrink step; once ``stop()`` is true,
+    the run ends at its next example as if interrupted (for runs in threads, which Ctrl-C misses).
+    """
     started = time.monotonic()
     if config.cassette is not None:
         # A campaign replays only if it asks the same questions: no saved examples, a fixed seed.
@@ -599,7 +529,7 @@ def run(config: FuzzConfig, progress: Progress = lambda *_: None) -> Report:
     steady = _same_questions() if config.cassette is not None else contextlib.nullcontext()
     try:
         with steady:
-            _campaign(config, target, store, report, progress)
+            _campaign(config, target, store, report, _Meter(store, progress, stop))
     except _Diverged as diverged:
         # Findings so far are on disk; the replay itself cannot go on.
         target.close()

@@ -143,8 +143,8 @@ def first_failure(seeds: int = 10, cap: int = 300) -> list[Row]:
             for seed in range(seeds):
                 seen = [0]
 
-                def progress(label: str, count: int, found: int, seen: list[int] = seen) -> None:
-                    seen[0] = count
+                def progress(status: engine.Status, seen: list[int] = seen) -> None:
+                    seen[0] = status.examples
 
                 def stop(original: Any) -> Any:
                     def offer(*args: Any, **kw: Any) -> None:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
-from agentfuzz.workers import merge
+from agentfuzz.engine import FuzzConfig, Status
+from agentfuzz.profiles import load_profile
+from agentfuzz.workers import merge, run_sharded
 
 from .quality.planted_server import BUGS as SPECS
 from .quality.planted_server import planted_server
@@ -34,14 +38,28 @@ def _planted(summary: dict[str, Any]) -> dict[str, int]:
     return sizes
 
 
-def test_two_workers_find_what_one_finds_in_one_summary(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def planted() -> Iterator[str]:
     with planted_server(BUGS) as url:
-        code1, one = _fuzz(url, tmp_path / "one")
-        code2, two = _fuzz(url, tmp_path / "two", "--workers", "2")
-    assert code1 == code2 == 1
-    assert two["shards"] == 2
-    assert _planted(two) == _planted(one)
+        yield url
+
+
+@pytest.fixture(scope="module")
+def one_worker(planted: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What one worker finds (the deterministic target owes the same to N workers)."""
+    code, one = _fuzz(planted, tmp_path_factory.mktemp("one"))
+    assert code == 1
     assert set(_planted(one)) == {SPECS[b].oracle for b in BUGS}
+    return one
+
+
+def test_two_workers_find_what_one_finds_in_one_summary(
+    planted: str, one_worker: dict[str, Any], tmp_path: Path
+) -> None:
+    code2, two = _fuzz(planted, tmp_path / "two", "--workers", "2")
+    assert code2 == 1
+    assert two["shards"] == 2
+    assert _planted(two) == _planted(one_worker)
     folders = sorted(p.name for p in (tmp_path / "two").iterdir() if p.is_dir())
     assert folders == sorted(Path(f["bundle"]).name for f in two["findings"])
     keys = [(f["oracle"], f["signature"]) for f in two["findings"]]
@@ -86,3 +104,29 @@ def test_merge_keeps_the_smallest_bundle_of_each_failure_once(tmp_path: Path) ->
     assert merged["examples"] == {"chat/no-stream": 20}
     assert merged["requests"] == 24
     assert merged["session_turns"] == {"1": {"reached": 6, "failed": 2}}
+
+
+def test_shards_sharing_one_process_as_threads_find_the_same(
+    planted: str, one_worker: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One core: both shards run as threads of one pytest item.
+    monkeypatch.setattr("agentfuzz.workers.os.cpu_count", lambda: 1)
+    seen: list[Status] = []
+    config = FuzzConfig(
+        base_url=planted,
+        model="m",
+        profile=load_profile("default"),
+        out=tmp_path / "threads",
+        modes=(("chat", False),),
+        max_examples=150,
+        seed=5,
+        database=None,
+    )
+    merged = run_sharded(config, 2, seen.append)
+    assert merged["shards"] == 2
+    assert _planted(merged) == _planted(one_worker)
+    keys = {(f["oracle"], f["signature"]) for f in merged["findings"]}
+    assert len(keys) == len(merged["findings"])
+    # The shards' progress reached the caller, ending with what the merged summary says.
+    assert seen and seen[-1].examples == merged["examples"]["chat/no-stream"] >= 2 * 150
+    assert set(seen[-1].failures) == keys

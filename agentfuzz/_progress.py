@@ -1,0 +1,93 @@
+"""The progress line of ``agentfuzz fuzz`` on stderr, for a person watching a long live run.
+
+It shows what the run is doing (the mode being fuzzed, ``shrink`` or ``confirm``), examples run
+(the bar measures them against the total planned), examples per second, distinct failures so far
+per oracle, the failure whose repro last got smaller with its size now, and the time elapsed.
+It is fed ``Status`` snapshots: by the engine after every example, or by ``--workers`` from the
+shards' progress files.
+"""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from agentfuzz.findings import Status
+
+__all__ = ["Watch", "failures_text", "shrink_text"]
+
+
+def failures_text(status: Status) -> str:
+    """``empty_turn 2, error 1``, or ``no failures``."""
+    counts = status.by_oracle()
+    if not counts:
+        return "no failures"
+    return ", ".join(f"{oracle} {n}" for oracle, n in counts.items())
+
+
+def shrink_text(status: Status) -> str:
+    """``shrunk empty_turn to 4``: the failure whose repro last got smaller, and its size."""
+    if status.shrinking is None:
+        return ""
+    oracle, size = status.shrinking
+    return f"shrunk {oracle} to {size}"
+
+
+class Watch:
+    """A rich progress bar fed with ``Status``; silent when ``quiet``."""
+
+    def __init__(self, console: Console, total: int, quiet: bool = False) -> None:
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=16),  # the figures beside it matter more
+            # Shrinking and later passes run past the planned total: count, do not cap.
+            TextColumn("{task.fields[examples]} examples"),
+            TextColumn("{task.fields[rate]}/s"),
+            TextColumn("{task.fields[found]}"),
+            TextColumn("{task.fields[shrink]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=quiet,
+        )
+        self._total = total
+        self._task: TaskID | None = None
+        self._started = time.monotonic()
+        # Failures only change now and then: format them again only when they do.
+        self._failures: tuple[tuple[str, str], ...] = ()
+        self._found = "no failures"
+
+    def __enter__(self) -> Watch:
+        self._bar.__enter__()
+        self._task = self._bar.add_task(
+            "fuzz", total=self._total, examples=0, rate="-", found="", shrink=""
+        )
+        self._started = time.monotonic()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._bar.__exit__(kind, exc, tb)
+
+    def __call__(self, status: Status) -> None:
+        if self._task is None:
+            return
+        if status.failures != self._failures:
+            self._failures, self._found = status.failures, failures_text(status)
+        elapsed = max(time.monotonic() - self._started, 1e-9)
+        self._bar.update(
+            self._task,
+            description=status.phase,
+            completed=min(status.examples, self._total),
+            examples=status.examples,
+            rate=f"{status.examples / elapsed:.0f}",
+            found=self._found,
+            shrink=shrink_text(status),
+        )
