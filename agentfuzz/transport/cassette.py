@@ -20,12 +20,14 @@ never written.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+from urllib.parse import urlparse
 
 import httpx
 import vcr
@@ -35,6 +37,9 @@ from vcr.errors import MissingMetadataError
 from vcr.persisters.filesystem import FilesystemPersister
 from vcr.record_mode import RecordMode
 from vcr.request import Request as VcrRequest
+from vcr.serialize import deserialize as vcr_deserialize
+
+from agentfuzz.transport._yaml import SafeLoader
 
 __all__ = [
     "SECRET_HEADERS",
@@ -84,7 +89,7 @@ class _ReadableYaml:
 
     @staticmethod
     def deserialize(text: str) -> Any:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return yaml.load(text, Loader=SafeLoader)
 
 
 def _json_body(r1: VcrRequest, r2: VcrRequest) -> None:
@@ -136,7 +141,20 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def _key(request: VcrRequest) -> tuple[str, str, str]:
+class _Asked(NamedTuple):
+    """What a request is matched by, as ``VcrRequest`` gives it: method, URL path, body bytes."""
+
+    method: str
+    path: str
+    body: bytes | None
+
+
+def _asked(request: httpx.Request) -> _Asked:
+    # The path as vcrpy's Request parses it from the URL, so both sides compare alike.
+    return _Asked(request.method, urlparse(str(request.url)).path, request.content)
+
+
+def _key(request: VcrRequest | _Asked) -> tuple[str, str, str]:
     """What a request is matched by, as one hashable value: method, path, canonical body."""
     body = _as_json(request.body)
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -165,8 +183,14 @@ _CASSETTE_ARGS = frozenset(inspect.signature(Cassette).parameters)
 
 
 def _config(path: Path, record_mode: str) -> dict[str, Any]:
-    # vcrpy's merged config also carries what only its context manager uses.
-    merged = _VCR.get_merged_config(path=str(path), record_mode=record_mode)
+    return _mode_config(record_mode) | {"path": str(path)}
+
+
+@functools.cache
+def _mode_config(record_mode: str) -> dict[str, Any]:
+    # vcrpy's merged config also carries what only its context manager uses. Its filters are
+    # stateless functions, so cassettes opened in the same mode share them.
+    merged = _VCR.get_merged_config(record_mode=record_mode)
     return {k: v for k, v in merged.items() if k in _CASSETTE_ARGS}
 
 
@@ -196,13 +220,45 @@ def load_cassette(path: Path, record_mode: str = "none") -> Cassette:
         if not _interaction_shape(item):
             raise CassetteError(f"{path}: interaction {n} lacks a request or a response")
     # vcrpy builds its requests and responses from what was parsed here: YAML is the cost of
-    # a replay, so the file is parsed once. Checked above, vcrpy's loader (which would treat a
-    # file it cannot read as empty) meets no surprise it could hide.
-    config = _config(path, record_mode) | {"serializer": _Parsed(data)}
+    # a replay, so the file is read and parsed once.
+    cassette = Cassette(**_config(path, record_mode))
     try:
-        return Cassette.load(**config)
+        return _filled(cassette, data)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CassetteError(f"{path}: not a vcrpy cassette: {_one_line(str(exc))}") from None
+
+
+def _filled(cassette: Cassette, data: dict[str, Any]) -> Cassette:
+    """``cassette`` holding ``data``'s interactions, in the state ``Cassette.load`` leaves it.
+
+    vcrpy's loader copies each request once and each response twice on the way in, so that
+    its filters cannot change what a caller still holds. A fresh parse has no other holder:
+    an interaction the filters would leave unchanged is kept as vcrpy builds it, uncopied.
+    """
+    requests, responses, *meta = vcr_deserialize("", _Parsed(data))
+    for request, response in zip(requests, responses, strict=True):
+        if _unfiltered(request, response):
+            cassette.data.append((request, response))
+        else:
+            cassette.append(request, response)
+    # What Cassette.load (vcrpy's _load) sets once the interactions are in.
+    cassette._old_interactions = list(zip(requests, responses, strict=True))
+    cassette._loaded_count = len(cassette.data)
+    cassette._metadata = meta[0] if meta else {}
+    cassette.dirty = False
+    cassette.rewound = True
+    return cassette
+
+
+def _unfiltered(request: VcrRequest, response: dict[str, Any]) -> bool:
+    """Whether ``_VCR``'s filters (secret headers, compressed bodies) leave this unchanged."""
+    headers = response.get("headers")
+    if not isinstance(headers, dict):
+        return False
+    names = [name.lower() for name in headers]
+    return not any(name.lower() in SECRET_HEADERS for name in request.headers) and not any(
+        name in SECRET_HEADERS or name == "content-encoding" for name in names
+    )
 
 
 class _Parsed:
@@ -274,6 +330,14 @@ def _headers(headers: httpx.Headers) -> dict[str, list[str]]:
     return out
 
 
+def _ignore(interaction: Interaction) -> None:
+    pass
+
+
+def _vcr_request(request: httpx.Request) -> VcrRequest:
+    return VcrRequest(request.method, str(request.url), request.content, request.headers)
+
+
 class RecordingTransport(httpx.BaseTransport):
     """Sends through ``inner`` and gives ``sink`` each exchange, as read, as a vcrpy interaction.
 
@@ -290,7 +354,7 @@ class RecordingTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         response = self._inner.handle_request(request)
-        sent = VcrRequest(request.method, str(request.url), request.content, request.headers)
+        sent = _vcr_request(request)
 
         def done(body: bytes) -> None:
             recorded = {
@@ -321,14 +385,25 @@ class _Chunks(httpx.SyncByteStream):
         yield from self._chunks
 
 
+# Piece sizes: a few bytes often enough to cut inside a UTF-8 character or between "\r" and
+# "\n", and up to 144 bytes, so that events (most are 200-600 bytes) are still cut somewhere
+# inside but a body comes in fewer pieces (each costs the client's decoders a pass): 34 bytes
+# on average, against 23 when the largest piece was 89.
+_PIECE_SIZES = (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144)
+_MEAN_PIECE = sum(_PIECE_SIZES) // len(_PIECE_SIZES)
+
+
 def split_at_random(body: bytes, rng: random.Random) -> list[bytes]:
     """``body`` cut at random byte boundaries (mid-line and mid-character included)."""
     chunks: list[bytes] = []
     at = 0
     while at < len(body):
-        size = rng.choice((1, 2, 3, 5, 8, 13, 21, 34, 55, 89))
-        chunks.append(body[at : at + size])
-        at += size
+        # Sizes are drawn in batches of about what the body needs: one call, not one a piece.
+        for size in rng.choices(_PIECE_SIZES, k=(len(body) - at) // _MEAN_PIECE + 1):
+            chunks.append(body[at : at + size])
+            at += size
+            if at >= len(body):
+                break
     return chunks
 
 
@@ -345,7 +420,7 @@ class CassetteTransport(httpx.BaseTransport):
     def __init__(
         self,
         cassette: Cassette,
-        sink: Callable[[Interaction], None] = lambda _: None,
+        sink: Callable[[Interaction], None] = _ignore,
         inner: httpx.BaseTransport | None = None,
         rng: random.Random | None = None,
     ) -> None:
@@ -354,7 +429,10 @@ class CassetteTransport(httpx.BaseTransport):
         self._rng = rng
         self._live = RecordingTransport(self._recorded, inner)
         self._indexed: Cassette | None = None
-        self._index: dict[tuple[str, str, str], list[int]] = {}
+        self._known = 0
+        self._index: dict[tuple[str, str, str], list[int]] | None = None
+        self._next = 0
+        self._next_of: object = None
 
     def _recorded(self, interaction: Interaction) -> None:
         self.cassette.append(*interaction)
@@ -364,31 +442,45 @@ class CassetteTransport(httpx.BaseTransport):
         # Only a cassette loaded from a file plays: what this run recorded is not played back to
         # it, so a repeated request is sent (and recorded) again, as its replay will ask for it.
         if self.cassette.record_mode != RecordMode.ALL and self.cassette.rewound:
-            asked = VcrRequest(request.method, str(request.url), request.content, request.headers)
-            recorded = self._play(asked)
+            recorded = self._play(_asked(request))
             if recorded is not None:
-                self._sink((asked, recorded))
+                if self._sink is not _ignore:  # vcrpy's request object is built only for a sink
+                    self._sink((_vcr_request(request), recorded))
                 return self._played(request, recorded)
             if self.cassette.write_protected:
-                raise NotInCassette(self._divergence(asked))
+                raise NotInCassette(self._divergence(_vcr_request(request)))
         return self._live.handle_request(request)
 
-    def _play(self, asked: VcrRequest) -> dict[str, Any] | None:
+    def _play(self, asked: _Asked) -> dict[str, Any] | None:
         """The first unplayed answer to ``asked``, marked played; None if there is none.
 
-        The same match as the cassette's matchers (method, path, JSON body as data), through an
-        index: vcrpy's own lookup re-parses every recorded body for every request.
+        The same match as the cassette's matchers (method, path, JSON body as data). A replay
+        asks in recorded order, so the first unplayed interaction is tried first, by its bytes
+        (equal bytes are equal JSON); only a request that is not the next one goes through an
+        index of canonical bodies: vcrpy's own lookup re-parses every recorded body each time.
         """
-        if self._indexed is not self.cassette:
+        cassette = self.cassette
+        if self._indexed is not cassette:
+            # What this run records into the cassette is not played back: only what it held.
+            self._indexed, self._known, self._index = cassette, len(cassette.data), None
+        counts = cassette.play_counts
+        if self._next_of is not counts:  # a new cassette, or the same one rewound
+            self._next, self._next_of = 0, counts
+        while self._next < self._known and counts[self._next]:
+            self._next += 1
+        if self._next < self._known:
+            stored = cassette.data[self._next][0]
+            if (stored.body, stored.method, stored.path) == (asked.body, asked.method, asked.path):
+                counts[self._next] += 1
+                return cassette.data[self._next][1]  # type: ignore[no-any-return]
+        if self._index is None:
             self._index = {}
-            for i, (request, _) in enumerate(self.cassette.data):
-                self._index.setdefault(_key(request), []).append(i)
-            self._indexed = self.cassette
-        counts = self.cassette.play_counts
+            for i in range(self._known):
+                self._index.setdefault(_key(cassette.data[i][0]), []).append(i)
         for i in self._index.get(_key(asked), ()):
             if counts[i] == 0:
                 counts[i] += 1
-                return self.cassette.data[i][1]  # type: ignore[no-any-return]
+                return cassette.data[i][1]  # type: ignore[no-any-return]
         return None
 
     def _played(self, request: httpx.Request, recorded: dict[str, Any]) -> httpx.Response:

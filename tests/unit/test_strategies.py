@@ -44,7 +44,9 @@ SHRINK = settings(
     phases=[Phase.generate, Phase.shrink],
     suppress_health_check=list(HealthCheck),
 )
-CHECK = settings(database=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow])
+CHECK = settings(
+    database=None, max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 PLAIN = Profile(
     name="plain",
     id_families=[f for f in FAMILIES if f not in REPEATING],
