@@ -58,15 +58,24 @@ class _Beacon:
         os.replace(part, self.path)
 
 
+def _rotated(items: list[Any], by: int) -> tuple[Any, ...]:
+    by %= len(items)
+    return tuple(items[by:] + items[:by])
+
+
 def _config(spec: dict[str, Any], shard: int) -> FuzzConfig:
     seed, database = spec["seed"], spec["database"]
+    # Each shard starts on another mode and kind, so that a run cut short by --max-time (or
+    # Ctrl-C) has still covered every mode it could.
+    modes = _rotated([(m[0], bool(m[1])) for m in spec["modes"]], shard)
+    kinds = _rotated(list(spec["kinds"]), shard)
     return FuzzConfig(
         base_url=str(spec["base_url"]),
         model=str(spec["model"]),
         profile=Profile.model_validate(spec["profile"]),
         out=Path(str(spec["out"])) / ".shards" / str(shard),
-        modes=tuple((m[0], bool(m[1])) for m in spec["modes"]),
-        kinds=tuple(spec["kinds"]),
+        modes=modes,
+        kinds=kinds,
         api_key=os.environ.get("OPENAI_API_KEY") or None,
         max_examples=int(spec["max_examples"]),
         seed=None if seed is None else int(seed) + shard * 1000,
@@ -74,6 +83,7 @@ def _config(spec: dict[str, Any], shard: int) -> FuzzConfig:
         only=spec["only"],
         skip=tuple(spec["skip"]),
         timeout=float(spec["timeout"]),
+        max_time=spec.get("max_time"),
         database=None if database is None else Path(str(database)),
     )
 

@@ -202,6 +202,11 @@ def _summary(console: Console, data: dict[str, Any]) -> None:
         console.print("the server stopped answering: the last request it answered is the repro")
     if data["interrupted"]:
         console.print("interrupted: findings so far are written")
+    if data.get("out_of_time"):
+        console.print(
+            "stopped at --max-time: findings so far are written, the last ones maybe not fully "
+            "shrunk or confirmed"
+        )
 
 
 def _turn_table(console: Console, turns: dict[str, dict[str, int]]) -> None:
@@ -293,6 +298,11 @@ def cli() -> None:
 @click.option("--max-examples", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", type=int, help="Derandomize the run with this seed.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("agentfuzz-out"))
+@click.option(
+    "--max-time",
+    type=click.FloatRange(min=0.0, min_open=True),
+    help="Seconds the run may take; then it stops at its next request and reports what it has.",
+)
 @click.option("--workers", type=click.IntRange(min=1), default=1)
 @click.option(
     "--trials",
@@ -333,6 +343,7 @@ def fuzz(
     max_examples: int,
     seed: int | None,
     out: Path,
+    max_time: float | None,
     workers: int,
     trials: str,
     only: str | None,
@@ -394,6 +405,7 @@ def fuzz(
             record=record,
             cassette=cassette,
             record_mode=mode_of_tapes,
+            max_time=max_time,
         )
         total = max_examples * len(modes) * len(config.kinds) * max(workers, 1)
         with Watch(err, total, quiet) as watch:

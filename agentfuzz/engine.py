@@ -96,6 +96,8 @@ class FuzzConfig:
     # Run the campaign through cassettes in this folder, under a vcrpy record mode.
     cassette: Path | None = None
     record_mode: str = "once"
+    # Seconds the run may take: past them it stops at its next request and reports what it has.
+    max_time: float | None = None
 
 
 class _Failure(AssertionError):
@@ -129,24 +131,43 @@ class _Diverged(BaseException):
 Progress = Callable[[Status], None]
 
 
+class _OutOfTime(BaseException):
+    """Raised through Hypothesis when ``--max-time`` has passed."""
+
+
 class _Meter:
-    """Counts examples over the whole run and hands the progress callback a ``Status``."""
+    """Counts examples over the whole run, hands the progress callback a ``Status``, and ends
+    the run when asked to stop or out of time."""
 
     def __init__(
-        self, store: FindingStore, progress: Progress, stop: Callable[[], bool] = lambda: False
+        self,
+        store: FindingStore,
+        progress: Progress,
+        stop: Callable[[], bool] = lambda: False,
+        deadline: float | None = None,
     ) -> None:
-        self.store, self.progress, self.stop, self.examples = store, progress, stop, 0
+        self.store, self.progress, self.stop, self.deadline = store, progress, stop, deadline
+        self.examples = 0
+        # Examples per mode, counted as they run: a run cut short still reports them.
+        self.by_phase: dict[str, int] = {}
 
     def example(self, phase: str) -> None:
-        if self.stop():
-            # As if Ctrl-C reached this thread: the run ends and reports what it found.
-            raise KeyboardInterrupt
+        self._halt()
         self.examples += 1
+        self.by_phase[phase] = self.by_phase.get(phase, 0) + 1
         self.progress(self.store.status(phase, self.examples))
 
     def step(self, phase: str) -> None:
         """A request that is not an example: a shrink or confirmation try."""
+        self._halt()
         self.progress(self.store.status(phase, self.examples))
+
+    def _halt(self) -> None:
+        if self.stop():
+            # As if Ctrl-C reached this thread: the run ends and reports what it found.
+            raise KeyboardInterrupt
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _OutOfTime
 
 
 MAX_PASSES = 8
@@ -161,8 +182,8 @@ def _fuzz_mode(
     db_key: str,
     meter: _Meter,
     on_pass: Callable[[], None] = lambda: None,
-) -> int:
-    """Fuzz one api/stream mode with ``strategy``; return how many examples it ran.
+) -> None:
+    """Fuzz one api/stream mode with ``strategy``; ``meter`` counts its examples as ``label``.
 
     Hypothesis stops generating soon after its first failures, and only the first failure an
     example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
@@ -170,13 +191,10 @@ def _fuzz_mode(
     pass finds nothing new, so it has explored ``max_examples`` examples in full, and it never
     shrinks: what it measures (the session turn table) is an unbiased sample.
     """
-    count = 0
     shrunk: set[tuple[str, str]] = set()
     raised: set[tuple[str, str]] = set()
 
     def check(example: Any) -> None:
-        nonlocal count
-        count += 1
         meter.example(label)
         fresh = [v for v in judge(example) if v.key not in shrunk]
         if fresh:
@@ -194,7 +212,6 @@ def _fuzz_mode(
         shrunk |= raised
         if len(raised) == before:
             break
-    return count
 
 
 def _hypothesis_pass(
@@ -233,9 +250,9 @@ def _db_key(config: FuzzConfig, target: Target, mode: Mode, kind: Kind) -> str:
 
 def _synthetic(
     config: FuzzConfig, target: Target, store: FindingStore, mode: Mode, meter: _Meter
-) -> int:
+) -> None:
     api, stream = mode
-    return _fuzz_mode(
+    _fuzz_mode(
         config,
         store,
         _label(mode),
@@ -253,7 +270,7 @@ def _sessions(
     mode: Mode,
     meter: _Meter,
     table: TurnTable,
-) -> int:
+) -> None:
     """Fuzz one starting mode with whole sessions; add the last pass's turns to ``table``."""
     api, stream = mode
     tally: TurnTable = {}
@@ -264,7 +281,7 @@ def _sessions(
     def judge(plan: Plan) -> list[Violation]:
         return _run_plan(config, target, store, plan, tally)
 
-    count = _fuzz_mode(
+    _fuzz_mode(
         config,
         store,
         f"session {_label(mode)}",
@@ -277,7 +294,6 @@ def _sessions(
     for number, (reached, failed) in tally.items():
         before = table.get(number, (0, 0))
         table[number] = (before[0] + reached, before[1] + failed)
-    return count
 
 
 def _run_plan(
@@ -493,12 +509,10 @@ def _campaign(
     for mode in config.modes:
         if "synthetic" in config.kinds:
             with _tape(config, target, f"synthetic-{_slug(mode)}"):
-                examples = _synthetic(config, target, store, mode, meter)
-            report.examples[_label(mode)] = examples
+                _synthetic(config, target, store, mode, meter)
         if "session" in config.kinds:
             with _tape(config, target, f"session-{_slug(mode)}"):
-                examples = _sessions(config, target, store, mode, meter, report.turns)
-            report.examples[f"session {_label(mode)}"] = examples
+                _sessions(config, target, store, mode, meter, report.turns)
     with _tape(config, target, "shrink"):
         for key in list(store.by_key):
             _reduce(config, target, store, store.by_key[key], meter)
@@ -522,14 +536,23 @@ def run(
         # A campaign replays only if it asks the same questions: no saved examples, a fixed seed.
         config = dataclasses.replace(config, database=None, seed=config.seed or 0)
     mode_of_tapes = None if config.cassette is None else config.record_mode
-    target = Target(config.base_url, config.model, config.api_key, config.timeout, mode_of_tapes)
+    target = Target(
+        config.base_url,
+        config.model,
+        config.api_key,
+        config.timeout,
+        mode_of_tapes,
+        config.profile.knob_defaults,
+    )
 
     store = FindingStore(config.out)
     report = Report()
+    deadline = None if config.max_time is None else started + config.max_time
+    meter = _Meter(store, progress, stop, deadline)
     steady = _same_questions() if config.cassette is not None else contextlib.nullcontext()
     try:
         with steady:
-            _campaign(config, target, store, report, _Meter(store, progress, stop))
+            _campaign(config, target, store, report, meter)
     except _Diverged as diverged:
         # Findings so far are on disk; the replay itself cannot go on.
         target.close()
@@ -548,7 +571,10 @@ def run(
         store.offer(crash, case, obs)
     except KeyboardInterrupt:
         report.interrupted = True
+    except _OutOfTime:
+        report.out_of_time = True
     finally:
+        report.examples = dict(meter.by_phase)
         report.calls = target.calls
         if target.answered and target.not_served == target.answered:
             report.not_served = target.last_not_served.strip()

@@ -77,6 +77,8 @@ class Report:
     elapsed: float = 0.0
     stopped_answering: bool = False
     interrupted: bool = False
+    # Stopped by --max-time: what was found is written, maybe not fully shrunk or confirmed.
+    out_of_time: bool = False
     # Set when every answer was a 401/403/404/405/429: the target was not tested at all.
     not_served: str | None = None
     # Session mode: per turn number, sessions that reached it and sessions that failed there.
@@ -108,6 +110,7 @@ class Report:
             },
             "stopped_answering": self.stopped_answering,
             "interrupted": self.interrupted,
+            "out_of_time": self.out_of_time,
             "not_served": self.not_served,
         }
 

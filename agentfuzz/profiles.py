@@ -27,7 +27,14 @@ from pydantic import (
 from agentfuzz.ids import ADVERSARIAL, FAMILIES
 from agentfuzz.plan import POLICIES, Policy
 
-__all__ = ["Profile", "ProfileError", "ToolChoiceKind", "list_profiles", "load_profile"]
+__all__ = [
+    "KnobDefaults",
+    "Profile",
+    "ProfileError",
+    "ToolChoiceKind",
+    "list_profiles",
+    "load_profile",
+]
 
 ToolChoiceKind = Literal["auto", "none", "required", "named"]
 
@@ -37,6 +44,16 @@ _WHEEL_DIR = Path(__file__).resolve().parent / "_profiles"
 
 class ProfileError(Exception):
     """A profile that cannot be used; the message is one line naming the file and the field."""
+
+
+class KnobDefaults(BaseModel):
+    """Sampling knobs sent whenever a request leaves them out (None: really left out)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seed: int | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, gt=0)
 
 
 class Profile(BaseModel):
@@ -71,6 +88,7 @@ class Profile(BaseModel):
     session_policies: tuple[Policy, ...] = POLICIES
     switch_modes: bool = True
     server_honours_seed: bool = False
+    knob_defaults: KnobDefaults = KnobDefaults()
 
     @field_validator("session_policies")
     @classmethod

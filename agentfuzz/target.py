@@ -18,6 +18,7 @@ import httpx
 from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation
+from agentfuzz.profiles import KnobDefaults
 from agentfuzz.transport.cassette import (
     CassetteError,
     CassetteTransport,
@@ -48,8 +49,14 @@ class Target:
         api_key: str | None,
         timeout: float,
         record_mode: str | None = None,
+        knob_defaults: KnobDefaults | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        # Filled into every request that leaves a knob out: a slow real model needs its
+        # max_tokens bounded and greedy sampling, even in what the shrinker simplifies.
+        self.knob_defaults = {
+            k: v for k, v in (knob_defaults or KnobDefaults()).model_dump().items() if v is not None
+        }
         self.model = model
         self.record_mode = record_mode
         self.last_interaction: Interaction | None = None
@@ -94,6 +101,8 @@ class Target:
                 save_cassette(tape, {"agentfuzz": {**about, "kind": "campaign"}})
 
     def observe(self, case: Case) -> Observation:
+        if self.knob_defaults:
+            case = _with_defaults(case, self.knob_defaults)
         path, body = build_request(case, self.model)
         self.calls += 1
         self.last_interaction = None
@@ -108,3 +117,11 @@ class Target:
 
     def close(self) -> None:
         self.transport.close()
+
+
+def _with_defaults(case: Case, defaults: dict[str, Any]) -> Case:
+    options = case.options
+    unset = {k: v for k, v in defaults.items() if getattr(options, k) is None}
+    if not unset:
+        return case
+    return case.model_copy(update={"options": options.model_copy(update=unset)})

@@ -51,6 +51,7 @@ def spec_of(config: FuzzConfig, workers: int) -> dict[str, Any]:
         "only": None if config.only is None else list(config.only),
         "skip": list(config.skip),
         "timeout": config.timeout,
+        "max_time": config.max_time,
         "database": None if config.database is None else str(config.database.resolve()),
         "out": str(config.out.resolve()),
     }
@@ -203,6 +204,7 @@ def merge(summaries: list[dict[str, Any]], out: Path) -> dict[str, Any]:
         "session_turns": dict(sorted(turns.items(), key=lambda kv: int(kv[0]))),
         "stopped_answering": any(s["stopped_answering"] for s in summaries),
         "interrupted": any(s["interrupted"] for s in summaries),
+        "out_of_time": any(s.get("out_of_time", False) for s in summaries),
         "not_served": next((s["not_served"] for s in summaries if s["not_served"]), None),
         "shards": len(summaries),
     }

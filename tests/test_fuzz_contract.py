@@ -13,6 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
+from agentfuzz.reference import serve_in_thread
 
 from .quality.planted_server import planted_server
 
@@ -169,3 +170,20 @@ def test_skipped_oracles_do_not_judge(tmp_path: Path) -> None:
         )  # fmt: skip
     assert code == 0
     assert list(out.glob("*/repro.json")) == []
+
+
+def test_max_time_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    # 50 ms an answer: 2000 examples would take minutes, the budget is a second and a half.
+    with serve_in_thread("vllm-kimi-k2", latency_ms=50) as url:
+        code, output = _fuzz(
+            "--base-url", url, "--model", "m", "--api", "chat", "--no-stream",
+            "--max-examples", "2000", "--max-time", "1.5", "--out", str(out),
+        )  # fmt: skip
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["out_of_time"] is True
+    assert 0 < sum(summary["examples"].values()) < 2000
+    assert "stopped at --max-time" in output
+    assert code in (0, 1)  # findings or none: either way a normal end, not an error
+    for finding in summary["findings"]:
+        assert (Path(finding["bundle"]) / "repro.json").is_file()

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from agentfuzz.cli import cli
 from agentfuzz.engine import FuzzConfig, Status
 from agentfuzz.profiles import load_profile
-from agentfuzz.workers import merge, run_sharded
+from agentfuzz.workers import merge, run_sharded, spec_of
 
 from .quality.planted_server import BUGS as SPECS
 from .quality.planted_server import planted_server
@@ -130,3 +130,26 @@ def test_shards_sharing_one_process_as_threads_find_the_same(
     # The shards' progress reached the caller, ending with what the merged summary says.
     assert seen and seen[-1].examples == merged["examples"]["chat/no-stream"] >= 2 * 150
     assert set(seen[-1].failures) == keys
+
+
+def test_each_shard_starts_on_another_mode_and_kind(tmp_path: Path) -> None:
+    from agentfuzz import _shard
+    from agentfuzz.engine import ALL_MODES
+
+    config = FuzzConfig(
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        profile=load_profile("default"),
+        out=tmp_path,
+        kinds=("synthetic", "session"),
+        seed=3,
+    )
+    spec = spec_of(config, 4)
+    firsts = [
+        (_shard._config(spec, k).modes[0], _shard._config(spec, k).kinds[0]) for k in range(4)
+    ]
+    assert [m for m, _ in firsts] == list(ALL_MODES)
+    assert [k for _, k in firsts] == ["synthetic", "session", "synthetic", "session"]
+    for k in range(4):
+        shard = _shard._config(spec, k)
+        assert sorted(shard.modes) == sorted(ALL_MODES) and shard.seed == 3 + k * 1000

@@ -38,6 +38,7 @@ LAYERS = {
     "pytest_plugin": 8,
     "pytest_campaign": 8,
     "__init__": 8,
+    "__main__": 8,
 }
 
 
