@@ -507,12 +507,12 @@ def _campaign(
 ) -> None:
     """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
     for mode in config.modes:
-        if "synthetic" in config.kinds:
-            with _tape(config, target, f"synthetic-{_slug(mode)}"):
-                _synthetic(config, target, store, mode, meter)
-        if "session" in config.kinds:
-            with _tape(config, target, f"session-{_slug(mode)}"):
-                _sessions(config, target, store, mode, meter, report.turns)
+        for kind in config.kinds:  # in the order given: shards start on different kinds
+            with _tape(config, target, f"{kind}-{_slug(mode)}"):
+                if kind == "synthetic":
+                    _synthetic(config, target, store, mode, meter)
+                else:
+                    _sessions(config, target, store, mode, meter, report.turns)
     with _tape(config, target, "shrink"):
         for key in list(store.by_key):
             _reduce(config, target, store, store.by_key[key], meter)

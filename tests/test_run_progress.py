@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from agentfuzz.engine import FuzzConfig, Status, run
 from agentfuzz.profiles import load_profile
+from agentfuzz.reference import serve_in_thread
 
 from .quality.planted_server import BUGS, planted_server
 
@@ -54,3 +56,15 @@ def test_a_stopped_run_ends_early_and_keeps_what_it_found(tmp_path: Path) -> Non
     assert report.findings and all(f.bundle.is_dir() for f in report.findings)
     # Counted up to where it stopped, in the mode it stopped in.
     assert 0 < report.examples["chat/no-stream"] < 150
+
+
+def test_kinds_run_in_the_order_given(tmp_path: Path) -> None:
+    seen: list[Status] = []
+    config = dataclasses.replace(
+        _config("", tmp_path), kinds=("session", "synthetic"), max_examples=3
+    )
+    with serve_in_thread("fixed") as url:
+        report = run(dataclasses.replace(config, base_url=url), seen.append)
+    assert seen[0].phase == "session chat/no-stream"
+    assert seen[-1].phase == "chat/no-stream"
+    assert list(report.examples) == ["session chat/no-stream", "chat/no-stream"]
