@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         ("overhead", lambda: [overhead(100 if quick else 400)]),
         # The same at a server's pace: what the overhead costs against a real model.
         ("overhead at 50 ms", lambda: [overhead(30 if quick else 150, latency_ms=50)]),
-        ("scaling", lambda: [scaling(20 if quick else 100)]),
+        # Few examples per worker (start-up weighs), then more (closer to a long live run).
+        ("scaling", lambda: [scaling(20 if quick else 100), *([] if quick else [scaling(300)])]),
         ("first failure", lambda: first_failure(3 if quick else 10)),
         ("shrink cost", lambda: [shrink_cost(1 if quick else 3)]),
         ("replay", lambda: [replay_rate(1 if quick else 5)]),
