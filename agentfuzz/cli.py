@@ -301,7 +301,8 @@ def cli() -> None:
 @click.option(
     "--max-time",
     type=click.FloatRange(min=0.0, min_open=True),
-    help="Seconds the run may take; then it stops at its next request and reports what it has.",
+    help="Seconds the run may take; then it stops at its next example (or shrink step) and "
+    "reports what it has.",
 )
 @click.option("--workers", type=click.IntRange(min=1), default=1)
 @click.option(

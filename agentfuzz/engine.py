@@ -96,7 +96,7 @@ class FuzzConfig:
     # Run the campaign through cassettes in this folder, under a vcrpy record mode.
     cassette: Path | None = None
     record_mode: str = "once"
-    # Seconds the run may take: past them it stops at its next request and reports what it has.
+    # Seconds the run may take: past them it stops at its next example or shrink step.
     max_time: float | None = None
 
 
