@@ -84,6 +84,7 @@ def _config(spec: dict[str, Any], shard: int) -> FuzzConfig:
         skip=tuple(spec["skip"]),
         timeout=float(spec["timeout"]),
         max_time=spec.get("max_time"),
+        record=None if spec.get("record") is None else Path(str(spec["record"])),
         database=None if database is None else Path(str(database)),
     )
 

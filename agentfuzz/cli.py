@@ -356,8 +356,8 @@ def fuzz(
     quiet: bool,
 ) -> None:
     """Generate agent histories, send them, check every answer, shrink and write repros."""
-    if workers > 1 and (cassette is not None or record is not None):
-        _fail(EXIT_USAGE, "--workers > 1 cannot be combined with --cassette or --record yet")
+    if workers > 1 and cassette is not None:
+        _fail(EXIT_USAGE, "--workers > 1 cannot be combined with --cassette yet")
     trial_count = _trials(trials)
     base_url = _base_url(base_url)
     if base_url is not None and serve is not None:

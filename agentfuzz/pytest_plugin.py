@@ -355,13 +355,10 @@ def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None
 
 
 def _rewrite(path: Path, recorded: list[Any], about: dict[str, Any]) -> None:
-    """Replace the cassette at once: an interrupted write must not leave half a file."""
+    """Replace the cassette (at once: ``save_cassette`` never leaves half a file)."""
     from agentfuzz.replay import write_cassette
 
-    # Not *.yaml, so a collection running meanwhile does not take it for a cassette.
-    tmp = path.with_name(f".{path.name}.agentfuzz-tmp")
-    write_cassette(tmp, recorded, about)
-    os.replace(tmp, path)
+    write_cassette(path, recorded, about)
 
 
 @pytest.fixture(scope="session")

@@ -54,6 +54,9 @@ def spec_of(config: FuzzConfig, workers: int) -> dict[str, Any]:
         "max_time": config.max_time,
         "database": None if config.database is None else str(config.database.resolve()),
         "out": str(config.out.resolve()),
+        # Cassettes are named by a digest of what was sent: shards that send the same requests
+        # write the same name, and the last write wins whole (save_cassette replaces at once).
+        "record": None if config.record is None else str(config.record.resolve()),
     }
 
 

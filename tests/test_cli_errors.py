@@ -170,6 +170,8 @@ def test_unresolvable_host_is_exit_3(capsys, tmp_path: Path) -> None:
         ("--api-key", "a\nb"),
         ("--model", " "),
         ("--serve", ""),
+        ("--max-time", "0"),
+        ("--max-time", "soon"),
     ],
 )
 def test_bad_flag_values_are_exit_2(capsys, tmp_path: Path, flag: str, value: str) -> None:
@@ -271,3 +273,12 @@ def test_bare_command_prints_help(capsys) -> None:
     assert main([]) == 0
     out = capsys.readouterr().out
     assert "fuzz" in out and "serve" in out
+
+
+def test_workers_with_a_campaign_cassette_is_exit_2(capsys, tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_dead_port()}/v1"
+    argv = ["fuzz", "--base-url", url, "--model", "m", "--out", str(tmp_path / "o"), "--quiet"]
+    code, err = _run(capsys, *argv, "--workers", "2", "--cassette", str(tmp_path / "c"))
+    assert code == 2
+    _one_line(err)
+    assert "--workers" in err and "--cassette" in err

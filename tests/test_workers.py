@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from agentfuzz.cli import cli
 from agentfuzz.engine import FuzzConfig, Status
 from agentfuzz.profiles import load_profile
+from agentfuzz.replay import replay_cassette
 from agentfuzz.workers import merge, run_sharded, spec_of
 
 from .quality.planted_server import BUGS as SPECS
@@ -56,9 +57,16 @@ def one_worker(planted: str, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 def test_two_workers_find_what_one_finds_in_one_summary(
     planted: str, one_worker: dict[str, Any], tmp_path: Path
 ) -> None:
-    code2, two = _fuzz(planted, tmp_path / "two", "--workers", "2")
+    tapes = tmp_path / "tapes"
+    code2, two = _fuzz(planted, tmp_path / "two", "--workers", "2", "--record", str(tapes))
     assert code2 == 1
     assert two["shards"] == 2
+    # Both shards recorded into one folder, every cassette whole (replays to its verdicts).
+    recorded = sorted(tapes.glob("*.yaml"))
+    assert len(recorded) >= 150
+    assert not [p for p in tapes.iterdir() if p.suffix != ".yaml"]
+    for path in recorded[:: max(1, len(recorded) // 20)]:
+        assert replay_cassette(path).same, path
     assert _planted(two) == _planted(one_worker)
     folders = sorted(p.name for p in (tmp_path / "two").iterdir() if p.is_dir())
     assert folders == sorted(Path(f["bundle"]).name for f in two["findings"])

@@ -23,7 +23,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import random
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -34,10 +36,10 @@ import vcr
 import yaml
 from vcr.cassette import Cassette
 from vcr.errors import MissingMetadataError
-from vcr.persisters.filesystem import FilesystemPersister
 from vcr.record_mode import RecordMode
 from vcr.request import Request as VcrRequest
 from vcr.serialize import deserialize as vcr_deserialize
+from vcr.serialize import serialize as vcr_serialize
 
 from agentfuzz.transport._yaml import SafeLoader
 
@@ -289,9 +291,25 @@ def _interaction_shape(item: Any) -> bool:
 
 
 def save_cassette(cassette: Cassette, meta: dict[str, Any]) -> None:
-    """Write ``cassette``'s interactions (filtered when appended) with ``meta`` beside them."""
+    """Write ``cassette``'s interactions (filtered when appended) with ``meta`` beside them.
+
+    The file is replaced at once: a reader (a collection, another shard writing the same
+    example) never sees half of it, and an interrupted write leaves the old file or none.
+    """
     data = {"requests": cassette.requests, "responses": cassette.responses, "metadata": meta}
-    FilesystemPersister.save_cassette(str(cassette.path), data, serializer=_ReadableYaml)
+    path = Path(cassette.path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Not *.yaml, so nothing collecting cassettes meanwhile takes it for one.
+    with tempfile.NamedTemporaryFile(
+        "w",
+        encoding="utf-8",
+        dir=path.parent,
+        prefix=f".{path.name}.",
+        suffix=".part",
+        delete=False,
+    ) as part:
+        part.write(vcr_serialize(data, _ReadableYaml))
+    os.replace(part.name, path)
 
 
 def metadata(cassette: Cassette, key: str = "agentfuzz") -> dict[str, Any]:
