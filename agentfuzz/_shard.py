@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from agentfuzz._files import write_atomically
 from agentfuzz.engine import FuzzConfig, run
 from agentfuzz.findings import Status
 from agentfuzz.profiles import Profile
@@ -53,9 +54,7 @@ class _Beacon:
             return
         self.last = now
         data = dataclasses.asdict(status) | {"at": time.time()}
-        part = self.path.with_suffix(".part")
-        part.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(part, self.path)
+        write_atomically(self.path, json.dumps(data))
 
 
 def _rotated(items: list[Any], by: int) -> tuple[Any, ...]:

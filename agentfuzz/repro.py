@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentfuzz._files import write_atomically
 from agentfuzz.history import Case
 from agentfuzz.observation import Exchange, Observation, Violation
 from agentfuzz.replay import Recorded, write_cassette
@@ -83,13 +83,6 @@ def observed_summary(obs: Observation) -> dict[str, Any]:
     }
 
 
-def _atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
-
-
 def _curl(url: str, request: dict[str, Any], stream: bool) -> str:
     body = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
     flags = "-sS -N" if stream else "-sS"
@@ -124,16 +117,18 @@ def write_bundle(out: Path, repro: Repro) -> Path:
         "size": repro.case.history.size,
         "case": repro.case.model_dump(mode="json"),
     }
-    _atomic_write(folder / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    _atomic_write(folder / "repro.sh", _curl(repro.url, repro.request, repro.case.stream), 0o755)
+    write_atomically(folder / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(folder / "repro.sh", _curl(repro.url, repro.request, repro.case.stream), 0o755)
     if repro.interaction is not None:
         about = {"target": repro.url, "kind": "repro", "api": repro.case.api}
         recorded = Recorded(repro.interaction, repro.case, (v,))
         write_cassette(folder / "cassette.yaml", [recorded], about)
-        _atomic_write(folder / "test_repro.py", _test_file(v))
+        write_atomically(folder / "test_repro.py", _test_file(v))
     if repro.transcript:
         doc = {"turns": [_turn(t) for t in repro.transcript]}
-        _atomic_write(folder / "session.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        write_atomically(
+            folder / "session.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        )
     return folder
 
 

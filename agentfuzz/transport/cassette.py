@@ -23,9 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import os
 import random
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -41,6 +39,7 @@ from vcr.request import Request as VcrRequest
 from vcr.serialize import deserialize as vcr_deserialize
 from vcr.serialize import serialize as vcr_serialize
 
+from agentfuzz._files import write_atomically
 from agentfuzz.transport._yaml import SafeLoader
 
 __all__ = [
@@ -299,17 +298,7 @@ def save_cassette(cassette: Cassette, meta: dict[str, Any]) -> None:
     data = {"requests": cassette.requests, "responses": cassette.responses, "metadata": meta}
     path = Path(cassette.path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Not *.yaml, so nothing collecting cassettes meanwhile takes it for one.
-    with tempfile.NamedTemporaryFile(
-        "w",
-        encoding="utf-8",
-        dir=path.parent,
-        prefix=f".{path.name}.",
-        suffix=".part",
-        delete=False,
-    ) as part:
-        part.write(vcr_serialize(data, _ReadableYaml))
-    os.replace(part.name, path)
+    write_atomically(path, vcr_serialize(data, _ReadableYaml))
 
 
 def metadata(cassette: Cassette, key: str = "agentfuzz") -> dict[str, Any]:

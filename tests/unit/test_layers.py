@@ -11,6 +11,7 @@ PACKAGE = Path(agentfuzz.__file__).parent
 
 # Top-level module or subpackage -> layer, as ARCHITECTURE.md draws it.
 LAYERS = {
+    "_files": 1,
     "history": 1,
     "observation": 1,
     "plan": 1,
