@@ -46,9 +46,11 @@ class _Beacon:
 
     def __init__(self, path: Path) -> None:
         self.path, self.last = path, 0.0
+        self.latest = Status("done", 0)
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def __call__(self, status: Status, force: bool = False) -> None:
+        self.latest = status
         now = time.monotonic()
         if not force and now - self.last < BEACON_EVERY:
             return
@@ -92,12 +94,8 @@ def _shard(spec: dict[str, Any], shard: int, halt: threading.Event) -> None:
     config = _config(spec, shard)
     beacon = _Beacon(config.out / "progress.json")
     report = run(config, beacon, stop=halt.is_set)
-    beacon(
-        Status(
-            "done", sum(report.examples.values()), tuple(f.violation.key for f in report.findings)
-        ),
-        force=True,
-    )
+    # The last status the run gave may not have been written: write it, as done.
+    beacon(dataclasses.replace(beacon.latest, phase="done"), force=True)
     (config.out / "summary.json").write_text(json.dumps(report.summary()), encoding="utf-8")
 
 
