@@ -11,7 +11,13 @@ from jsonschema.exceptions import best_match
 
 from agentfuzz.history import Case, Tool
 from agentfuzz.observation import Observation, ObservedCall, Violation
-from agentfuzz.oracles._common import declared_tools, find_tool, is_answer, one_line
+from agentfuzz.oracles._common import (
+    declared_tools,
+    find_tool,
+    is_answer,
+    is_truncated,
+    one_line,
+)
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["bad_arguments", "tool_choice", "unknown_tool"]
@@ -37,11 +43,6 @@ def _validator(schema: dict[str, Any]) -> Draft202012Validator | None:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
-
-
-def _truncated(obs: Observation) -> bool:
-    """True when the token limit cut the turn, so a half-written call is expected."""
-    return obs.finish_reason == "length" or obs.status == "incomplete"
 
 
 def _argument_fault(call: ObservedCall, tool: Tool | None) -> tuple[str, str] | None:
@@ -70,8 +71,12 @@ def bad_arguments(case: Case, obs: Observation) -> Iterator[Violation]:
     """Arguments must be a JSON object matching the declared tool's ``parameters`` schema.
 
     Skipped for turns cut by the token limit: a truncated call there is what was asked for.
+    Only JSON-ness is a promise every server makes; matching the schema is one only where the
+    server constrains the arguments (structured outputs, ``strict``). Against a real model
+    that writes its arguments freely, ``bad_arguments:schema`` is the model's answer, and
+    this oracle cannot tell the two apart: a target's fuzz profile says which it is.
     """
-    if not is_answer(obs) or _truncated(obs):
+    if not is_answer(obs) or is_truncated(obs):
         return
     tools = declared_tools(case)
     for n, call in enumerate(obs.tool_calls):
@@ -129,9 +134,14 @@ def tool_choice(case: Case, obs: Observation) -> Iterator[Violation]:
     """Calls must honour ``tool_choice``: none means none, required means one, a name means it.
 
     Only ``finish_reason`` is not judged: OpenAI itself ends a forced named call with "stop".
+    Turns cut by the token limit are not judged either: a forced call that ran out of tokens
+    has no whole call to give back, and what the server shows instead (raw markup, nothing)
+    is ``leaked_markup``'s and ``empty_turn``'s to report, with ``:truncated`` signatures.
     """
     choice = case.options.tool_choice
     if not declared_tools(case) or choice in (None, "auto") or not is_answer(obs):
+        return
+    if is_truncated(obs):
         return
     called = [_flat(c) for c in obs.tool_calls]
     if choice == "none" and called:

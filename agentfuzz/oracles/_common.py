@@ -5,7 +5,7 @@ from __future__ import annotations
 from agentfuzz.history import Case, Tool
 from agentfuzz.observation import Observation, ObservedCall
 
-__all__ = ["declared_tools", "find_tool", "is_answer", "one_line"]
+__all__ = ["declared_tools", "find_tool", "is_answer", "is_truncated", "one_line"]
 
 
 def declared_tools(case: Case) -> tuple[Tool, ...]:
@@ -37,6 +37,11 @@ def is_answer(obs: Observation) -> bool:
     and judging a half-received turn as well would count one bug twice.
     """
     return not obs.errors and not obs.refused
+
+
+def is_truncated(obs: Observation) -> bool:
+    """True when the token limit cut the turn (chat ``length``, Responses ``incomplete``)."""
+    return obs.finish_reason == "length" or obs.status == "incomplete"
 
 
 def one_line(text: str, limit: int = 160) -> str:

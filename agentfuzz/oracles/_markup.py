@@ -4,6 +4,14 @@ Scanned: ``text``, each call's name and its arguments. Not scanned: ``reasoning`
 may legitimately think about markup (it is asked to explain a template, it quotes a log),
 and a parser that left a call inside the reasoning is seen by ``empty_turn`` instead, as
 the call then never reaches the client.
+
+Hermes-style tags are plain text, not special tokens, so a model can write them in prose
+like any other words. For them only what a server's parser should have taken counts: a
+``<tool_call>`` that opens a JSON payload, and a ``</tool_call>`` that closes one or that
+stands alone (the rest of a call the parser cut out). ``<tool_response>`` never counts: it
+wraps results in the prompt, and one in the answer is the model imitating its template.
+A turn cut by the token limit gets ``:truncated`` on its signature: a parser that leaves a
+half-written call in text is a different fault from one that leaves a whole call there.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from collections.abc import Iterator
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
+from agentfuzz.oracles._common import is_truncated
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["MARKUP", "find_markup", "leaked_markup"]
@@ -46,12 +55,29 @@ def _token_name(token: str) -> str:
     return token
 
 
+_PAYLOAD_START = re.compile(r"\s*\{")
+_PAYLOAD_END = re.compile(r"\}\s*$")
+
+
+def _counts(match: re.Match[str], text: str) -> bool:
+    """Whether a match is markup a server let through, not a word a model wrote (Hermes tags)."""
+    token = match.group()
+    if token in ("<tool_response>", "</tool_response>"):
+        return False
+    if token == "<tool_call>":
+        return _PAYLOAD_START.match(text, match.end()) is not None
+    if token == "</tool_call>":
+        before = text[: match.start()]
+        return "<tool_call>" not in before or _PAYLOAD_END.search(before) is not None
+    return True
+
+
 def find_markup(text: str) -> list[re.Match[str]]:
-    """Every special-token match in ``text``, in order of position."""
-    return list(MARKUP.finditer(text))
+    """Every special-token match in ``text`` that counts as leaked, in order of position."""
+    return [m for m in MARKUP.finditer(text) if _counts(m, text)]
 
 
-def _violation(where: str, text: str) -> Violation | None:
+def _violation(where: str, text: str, suffix: str) -> Violation | None:
     matches = find_markup(text)
     if not matches:
         return None
@@ -64,7 +90,7 @@ def _violation(where: str, text: str) -> Violation | None:
         oracle="leaked_markup",
         message=f"special-token markup in {where}: {listed}",
         evidence=clip(span),
-        signature=f"leaked_markup:{_token_name(first.group())}",
+        signature=f"leaked_markup:{_token_name(first.group())}{suffix}",
     )
 
 
@@ -77,7 +103,8 @@ def leaked_markup(case: Case, obs: Observation) -> Iterator[Violation]:
     for n, call in enumerate(obs.tool_calls):
         places.append((f"tool call {n} name", call.name or ""))
         places.append((f"tool call {n} arguments", call.arguments))
+    suffix = ":truncated" if is_truncated(obs) else ""
     for where, text in places:
-        found = _violation(where, text)
+        found = _violation(where, text, suffix)
         if found is not None:
             yield found

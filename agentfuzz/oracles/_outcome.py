@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.oracles._common import is_answer, one_line
+from agentfuzz.oracles._common import is_answer, is_truncated, one_line
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["empty_turn", "error"]
@@ -27,25 +27,51 @@ def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
     """A 2xx answer with no visible text and no tool call: the silent drop of seed 000.
 
     Reasoning alone counts as empty: the user sees nothing. A turn cut short by the token
-    limit (``finish_reason: length``, Responses ``incomplete``) is skipped, since running out
-    of budget while thinking is the client's choice of ``max_tokens``, not a server bug.
+    limit (``finish_reason: length``, Responses ``incomplete``) that shows reasoning is
+    skipped, since running out of budget while thinking is the client's choice of
+    ``max_tokens``. One that shows nothing at all is not: the limit says tokens were
+    generated, and none reached the client (``empty_turn:truncated``).
+
+    Against a real model a turn can also be empty because the model ended it at once. This
+    oracle cannot tell that from a server that broke the prompt so the model had nothing to
+    say; the evidence carries the completion tokens the server counted, when it says.
     """
     status = obs.exchange.status
     if not is_answer(obs) or status is None or not 200 <= status < 300:
         return
-    if obs.finish_reason == "length" or obs.status == "incomplete":
-        return
     if obs.text.strip() or obs.tool_calls:
         return
+    truncated = is_truncated(obs)
+    if truncated and obs.reasoning.strip():
+        return
     what = "reasoning only" if obs.reasoning.strip() else "nothing at all"
+    if truncated:
+        what = "nothing at all, though the token limit was reached"
+    tokens = _completion_tokens(obs)
+    counted = "" if tokens is None else f" completion_tokens={tokens}"
     yield Violation(
         oracle="empty_turn",
         message=f"2xx turn with no visible text and no tool call ({what})",
         evidence=clip(
-            f"text={obs.text!r} reasoning={obs.reasoning[:200]!r} finish={obs.finish_reason!r}"
+            f"text={obs.text!r} reasoning={obs.reasoning[:200]!r} "
+            f"finish={obs.finish_reason or obs.status!r}{counted}"
         ),
-        signature="empty_turn",
+        signature="empty_turn:truncated" if truncated else "empty_turn",
     )
+
+
+def _completion_tokens(obs: Observation) -> int | None:
+    """The output token count the server reported (chat ``usage`` or Responses ``usage``)."""
+    for payload in reversed(obs.payloads):
+        if not isinstance(payload, dict):
+            continue
+        inner = payload.get("response")
+        usage = (inner if isinstance(inner, dict) else payload).get("usage")
+        if isinstance(usage, dict):
+            count = usage.get("completion_tokens", usage.get("output_tokens"))
+            if isinstance(count, int):
+                return count
+    return None
 
 
 @register("error")

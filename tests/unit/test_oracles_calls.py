@@ -179,3 +179,20 @@ def test_namespaced_call_is_judged_by_its_own_tool_not_a_same_named_plain_one() 
     plain = _call("get_weather", '{"query": "Paris"}')
     (found,) = _run("bad_arguments", _obs(plain, api="responses"), case)
     assert found.signature == "bad_arguments:schema:required"
+
+
+@pytest.mark.parametrize(
+    ("choice", "cut"),
+    [
+        ("required", {"finish_reason": "length"}),
+        ("get_weather", {"finish_reason": "length"}),
+        ("required", {"status": "incomplete"}),
+    ],
+)
+def test_tool_choice_is_not_judged_on_a_turn_cut_by_the_token_limit(
+    choice: str, cut: dict[str, str]
+) -> None:
+    obs = _obs(text='<tool_call>\n{"name": "get_weather", "arguments": {"ci', **cut)
+    assert _run("tool_choice", obs, _case(choice)) == []
+    # The same answer with the call finished and still no call parsed is judged.
+    assert _run("tool_choice", _obs(text="<tool_call>"), _case(choice)) != []

@@ -101,3 +101,45 @@ def test_reasoning_is_not_scanned() -> None:
 def test_refusals_are_not_judged() -> None:
     obs = Observation(exchange=OK, text=SEED_004, refused=True)
     assert _leaks(obs) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A model writing about its template, not a call a parser missed.
+        "Return the call within <tool_call></tool_call> XML tags.",
+        "Wrap it in <tool_call> and </tool_call>.",
+        # The result wrapper: in an answer it is the model imitating the prompt.
+        "<tool_response>\n\n</tool_response>",
+        "MCP_RUN\n</tool_response>\n<tool_response>\nMCP_RUN",
+    ],
+    ids=["empty-pair", "prose-pair", "tool-response", "tool-response-reversed"],
+)
+def test_hermes_tags_a_model_wrote_as_words_do_not_count(text: str) -> None:
+    assert _leaks(Observation(exchange=OK, text=text)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [
+        ('<tool_call>\n{"name": "f", "arguments": {"a": 1', "<tool_call>"),
+        ('{"name": "f", "arguments": {}}\n</tool_call>', "</tool_call>"),
+        ("Done.\n</tool_call>", "</tool_call>"),
+        ('I will call it: <tool_call>{"name": "f"}</tool_call>', "<tool_call>"),
+    ],
+    ids=["open-payload", "close-payload", "leftover-close", "after-prose"],
+)
+def test_hermes_tags_around_a_call_payload_count(text: str, token: str) -> None:
+    (found,) = _leaks(Observation(exchange=OK, text=text))
+    assert found.signature == f"leaked_markup:{token}"
+
+
+@pytest.mark.parametrize(
+    "cut", [{"finish_reason": "length"}, {"status": "incomplete"}], ids=["chat", "responses"]
+)
+def test_a_turn_cut_by_the_token_limit_is_signed_apart(cut: dict[str, str]) -> None:
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"type": "obj'
+    (found,) = _leaks(Observation(exchange=OK, text=text, **cut))  # type: ignore[arg-type]
+    assert found.signature == "leaked_markup:<tool_call>:truncated"
+    (whole,) = _leaks(Observation(exchange=OK, text=text + '"}}\n</tool_call>'))
+    assert whole.signature == "leaked_markup:<tool_call>"

@@ -82,3 +82,34 @@ def test_error_signature_is_the_same_for_two_examples_of_one_bug() -> None:
 
 def test_error_is_silent_without_errors() -> None:
     assert _run("error", Observation(exchange=OK, text="hi")) == []
+
+
+@pytest.mark.parametrize(
+    "cut", [{"finish_reason": "length"}, {"status": "incomplete"}], ids=["chat", "responses"]
+)
+def test_empty_turn_fires_when_the_token_limit_was_reached_and_nothing_shown(
+    cut: dict[str, str],
+) -> None:
+    obs = Observation(exchange=OK, **cut)  # type: ignore[arg-type]
+    ((signature, message, _),) = _run("empty_turn", obs)
+    assert signature == "empty_turn:truncated"
+    assert "token limit" in message
+
+
+@pytest.mark.parametrize(
+    ("payload", "count"),
+    [
+        ({"usage": {"completion_tokens": 1}}, 1),
+        ({"type": "response.completed", "response": {"usage": {"output_tokens": 7}}}, 7),
+        ({"usage": None}, None),
+    ],
+    ids=["chat", "responses", "none"],
+)
+def test_empty_turn_evidence_names_the_tokens_the_server_counted(
+    payload: dict[str, object], count: int | None
+) -> None:
+    obs = Observation(exchange=OK, finish_reason="stop", payloads=({"choices": []}, payload))
+    ((_, _, evidence),) = _run("empty_turn", obs)
+    assert ("completion_tokens=" in evidence) is (count is not None)
+    if count is not None:
+        assert evidence.endswith(f"completion_tokens={count}")
