@@ -2,6 +2,13 @@
 
 The SDK is the strictest widely used client, so what its pydantic models reject is what
 breaks real agents. Its models allow extra fields; that leniency is kept on purpose.
+
+Two rules the models cannot express are checked too. A Responses stream's terminal event
+names how the response ended, so ``response.completed`` must carry status ``completed``
+(an incomplete one ends with ``response.incomplete``, a failed one with ``response.failed``).
+And in a response cut by ``max_output_tokens`` the item being written when the budget ran
+out, the last one, is ``incomplete``, not ``completed``. Clients that trust either take a
+cut-off answer, or a call with half its arguments, for a whole one.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ _MODELS: dict[tuple[str, bool], type[pydantic.BaseModel]] = {
     ("responses", False): Response,
 }
 _TAG_ERRORS = ("union_tag_invalid", "union_tag_not_found")
+_TERMINAL_STATUS = {
+    "response.completed": "completed",
+    "response.incomplete": "incomplete",
+    "response.failed": "failed",
+}
 
 
 def _walk(loc: Sequence[int | str], payload: Any) -> tuple[str, list[tuple[int | str, ...]]]:
@@ -110,6 +122,51 @@ def _check_one(api: str, stream: bool, payload: Any) -> tuple[str, str, str] | N
     return name, path, message
 
 
+def _terminal_mismatch(payload: Any) -> tuple[str, str, str] | None:
+    """(event class, path, message) when a terminal event's response status contradicts it."""
+    if not isinstance(payload, dict) or payload.get("type") not in _TERMINAL_STATUS:
+        return None
+    kind = payload["type"]
+    response = payload.get("response")
+    status = response.get("status") if isinstance(response, dict) else None
+    if status is None or status == _TERMINAL_STATUS[kind]:
+        return None
+    named = next((e for e, s in _TERMINAL_STATUS.items() if s == status), None)
+    should = f"; that status ends with {named}" if named else ""
+    return _EVENT_CLASS[kind], "response.status", f"{kind} carries status {status!r}{should}"
+
+
+def _cut_item_status(name: str, response: Any) -> tuple[str, str, str] | None:
+    """(model, path, message) when a response cut by the token budget calls its last item done."""
+    if not isinstance(response, dict) or response.get("status") != "incomplete":
+        return None
+    details = response.get("incomplete_details")
+    output = response.get("output")
+    if not isinstance(details, dict) or details.get("reason") != "max_output_tokens":
+        return None
+    if not isinstance(output, list) or not output or not isinstance(output[-1], dict):
+        return None
+    last = output[-1]
+    if last.get("status") != "completed":
+        return None
+    what = f"the last output item ({last.get('type')}) is 'completed'"
+    return name, "output.*.status", f"{what} in a response cut by max_output_tokens"
+
+
+def _semantic_faults(api: str, stream: bool, payload: Any) -> list[tuple[str, str, str]]:
+    """Each rule beyond the SDK's models that ``payload`` breaks."""
+    if api != "responses" or not isinstance(payload, dict):
+        return []
+    if not stream:
+        found = [_cut_item_status("Response", payload)]
+    elif payload.get("type") in _TERMINAL_STATUS:
+        name = _EVENT_CLASS[payload["type"]]
+        found = [_terminal_mismatch(payload), _cut_item_status(name, payload.get("response"))]
+    else:
+        return []
+    return [f for f in found if f is not None]
+
+
 def _is_error_body(payload: Any) -> bool:
     return isinstance(payload, dict) and (
         payload.get("type") == "error"
@@ -134,22 +191,21 @@ def wire_schema(case: Case, obs: Observation) -> Iterator[Violation]:
         if reported and _is_error_body(payload):
             continue
         rejected = _check_one(obs.api, obs.exchange.stream, payload)
-        if rejected is None:
-            continue
-        name, path, message = rejected
-        signature = f"wire_schema:{name}:{path}"
-        if signature in found:
-            first, count = found[signature]
-            found[signature] = (first, count + 1)
-            continue
-        evidence = json.dumps(payload, ensure_ascii=False, default=repr)
-        violation = Violation(
-            oracle="wire_schema",
-            message=f"{name} rejects {path}: {one_line(message, 120)}",
-            evidence=clip(evidence),
-            signature=signature,
-        )
-        found[signature] = (violation, 1)
+        faults = [rejected] if rejected else _semantic_faults(obs.api, obs.exchange.stream, payload)
+        for name, path, message in faults:
+            signature = f"wire_schema:{name}:{path}"
+            if signature in found:
+                first, count = found[signature]
+                found[signature] = (first, count + 1)
+                continue
+            evidence = json.dumps(payload, ensure_ascii=False, default=repr)
+            violation = Violation(
+                oracle="wire_schema",
+                message=f"{name} rejects {path}: {one_line(message, 120)}",
+                evidence=clip(evidence),
+                signature=signature,
+            )
+            found[signature] = (violation, 1)
     for violation, count in found.values():
         if count > 1:
             violation = Violation(

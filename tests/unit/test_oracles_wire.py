@@ -213,3 +213,62 @@ def test_responses_error_events_are_validated_unless_reported() -> None:
     (found,) = _run(_obs("responses", True, broken))
     assert found.signature.startswith("wire_schema:ResponseErrorEvent:")
     assert _run(_obs("responses", True, broken, errors=(("error_frame", "?"),))) == []
+
+
+def _terminal(kind: str, status: str) -> dict[str, Any]:
+    return {"type": kind, "sequence_number": 9, "response": {**RESPONSE, "status": status}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "should"),
+    [
+        ("response.completed", "incomplete", "response.incomplete"),
+        ("response.completed", "failed", "response.failed"),
+        ("response.incomplete", "completed", "response.completed"),
+    ],
+)
+def test_a_terminal_event_must_carry_its_own_status(kind: str, status: str, should: str) -> None:
+    (found,) = _run(_obs("responses", True, _terminal(kind, status)))
+    assert found.signature.endswith(":response.status")
+    assert kind in found.message and should in found.message
+
+
+@pytest.mark.parametrize(
+    ("kind", "status"),
+    [("response.completed", "completed"), ("response.incomplete", "incomplete")],
+)
+def test_a_terminal_event_with_its_own_status_is_silent(kind: str, status: str) -> None:
+    assert _run(_obs("responses", True, _terminal(kind, status))) == []
+
+
+def _cut(response: dict[str, Any], item_status: str) -> dict[str, Any]:
+    item = {**CALL_ITEM, "arguments": '{"city": "Par', "status": item_status}
+    return {
+        **response,
+        "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [item],
+    }
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_the_item_cut_by_the_token_budget_is_not_completed(stream: bool) -> None:
+    cut = _cut(RESPONSE, "completed")
+    payload = {"type": "response.incomplete", "sequence_number": 9, "response": cut}
+    (found,) = _run(_obs("responses", stream, payload if stream else cut))
+    assert found.signature.endswith(":output.*.status")
+    assert "function_call" in found.message and "max_output_tokens" in found.message
+
+
+def test_an_incomplete_last_item_in_a_cut_response_is_silent() -> None:
+    assert _run(_obs("responses", False, _cut(RESPONSE, "incomplete"))) == []
+
+
+def test_a_cut_response_ending_in_response_completed_shows_both_faults() -> None:
+    payload = {"type": "response.completed", "sequence_number": 9}
+    payload["response"] = _cut(RESPONSE, "completed")
+    found = _run(_obs("responses", True, payload))
+    assert sorted(v.signature.rsplit(":", 1)[1] for v in found) == [
+        "output.*.status",
+        "response.status",
+    ]
