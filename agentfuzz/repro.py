@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,13 +169,15 @@ def read_repro(path: Path) -> dict[str, Any]:
 
 
 _TEST_FILE = '''\
-"""Regression test for an agentfuzz finding: {oracle}: {message}
+"""Regression test for an agentfuzz finding of ``{oracle}``.
+
+{message}
 
 Two modes:
 
 - offline (plain ``pytest``): replays the failing exchange recorded in ``cassette.yaml``
-  through agentfuzz's client pipeline and asserts ``{oracle}`` still fires. It documents the
-  bug and passes in CI, without a server or network;
+  through agentfuzz's client pipeline and asserts the same fault (``SIGNATURE``) still
+  shows. It documents the bug and passes in CI, without a server or network;
 - live (``pytest --agentfuzz-base-url http://host:8000/v1 [--agentfuzz-model NAME]``, or
   ``$AGENTFUZZ_BASE_URL``): re-sends the minimal request in ``repro.json`` and asserts
   ``{oracle}`` no longer fires. It fails while the server has the bug and passes once fixed.
@@ -188,15 +191,16 @@ import pytest
 from agentfuzz.replay import replay_bundle, resend_bundle
 
 HERE = Path(__file__).parent
-ORACLE = {oracle!r}
+ORACLE = {oracle_literal}
+SIGNATURE = {signature_literal}
 
 
 def test_repro(request: pytest.FixtureRequest) -> None:
     base_url = request.config.getoption("agentfuzz_base_url", default=None)
     base_url = base_url or os.environ.get("AGENTFUZZ_BASE_URL")
     if not base_url:
-        fired = {{v.oracle for v in replay_bundle(HERE)}}
-        assert ORACLE in fired, "the recorded exchange no longer shows the bug"
+        fired = {{v.signature for v in replay_bundle(HERE)}}
+        assert SIGNATURE in fired, "the recorded exchange no longer shows the bug"
         return
     model = request.config.getoption("agentfuzz_model", default=None)
     found = [v for v in resend_bundle(HERE, base_url, model) if v.oracle == ORACLE]
@@ -205,6 +209,13 @@ def test_repro(request: pytest.FixtureRequest) -> None:
 
 
 def _test_file(v: Violation) -> str:
-    # The message goes into a docstring: keep it one line, without quotes or backslashes.
+    # The message goes into a docstring: no quotes or backslashes, wrapped to the line limit.
     message = " ".join(v.message.split()).replace('"', "'").replace("\\", "/")
-    return _TEST_FILE.format(oracle=v.oracle, message=message[:200])
+    wrapped = textwrap.fill(message[:300], 96, break_long_words=True)
+    # json.dumps writes the double-quoted literal the formatter would.
+    return _TEST_FILE.format(
+        oracle=v.oracle,
+        oracle_literal=json.dumps(v.oracle),
+        signature_literal=json.dumps(v.signature),
+        message=wrapped,
+    )
