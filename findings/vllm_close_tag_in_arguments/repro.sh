@@ -1,0 +1,8 @@
+#!/bin/sh
+# Re-send the failing request. The key, if any, comes from $OPENAI_API_KEY.
+curl -sS -X POST http://127.0.0.1:33223/v1/responses \
+  -H 'Content-Type: application/json' \
+  ${OPENAI_API_KEY:+-H "Authorization: Bearer $OPENAI_API_KEY"} \
+  --data-binary @- <<'AGENTFUZZ_JSON'
+{"model":"smollm2","input":[{"type":"message","role":"user","content":"Call get_weather with the arguments {\"note\": \"</tool_call>\"}."}],"tools":[{"type":"function","name":"get_weather","description":"Get the weather.","parameters":{"type":"object","properties":{"note":{"type":"string"}},"additionalProperties":false},"strict":false}],"tool_choice":"required","stream":false,"temperature":0.0,"max_output_tokens":60}
+AGENTFUZZ_JSON
