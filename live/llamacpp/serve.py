@@ -1,0 +1,202 @@
+"""Run the live llama.cpp (CPU) target built by build.py on 127.0.0.1; stop everything it started.
+
+`python live/llamacpp/serve.py` prints the base URL and serves until SIGINT/SIGTERM; `--check` sends
+one forced tool call, prints the answer and exits 0 when the server called the tool. Other scripts
+use `running(cache)`, a context manager yielding the base URL. `free_port`, `stop` and `post` follow
+live/vllm/serve.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_CACHE = ROOT / ".cache" / "live-llamacpp"
+MODEL_NAME = "smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+READY_TIMEOUT = 120.0
+
+
+class ServerError(Exception):
+    """The server could not be started or did not answer; the message is one line."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def server_command(cache: Path, port: int) -> list[str]:
+    """The llama-cpp-python server command line, run with the cache venv's python."""
+    return [
+        str(cache / "venv" / "bin" / "python"),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(cache / "model" / MODEL_FILE),
+        "--model_alias",
+        MODEL_NAME,
+        # The only built-in format that turns tools into calls for a chatml model like SmolLM2.
+        "--chat_format",
+        "chatml-function-calling",
+        "--n_ctx",
+        "2048",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+
+
+def check_built(cache: Path) -> None:
+    for name in ("venv.done", "model.done", f"model/{MODEL_FILE}"):
+        if not (cache / name).exists():
+            raise ServerError(f"{cache} is not built (no {name}): run live/llamacpp/build.py first")
+
+
+def is_ready(root: str) -> bool:
+    """Whether the server answers; it has no /health, so ask for its model list."""
+    try:
+        with urllib.request.urlopen(f"{root}/v1/models", timeout=5) as response:
+            return bool(response.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the server's whole process group: SIGTERM, then SIGKILL for whatever is left."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=30)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+@contextlib.contextmanager
+def running(cache: Path, port: int | None = None, timeout: float = READY_TIMEOUT) -> Iterator[str]:
+    """Start the server from `cache`, wait until it answers, yield the base URL; stop it on exit."""
+    check_built(cache)
+    port = port or free_port()
+    root = f"http://127.0.0.1:{port}"
+    log = cache / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            server_command(cache, port),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=cache,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + timeout
+        while not is_ready(root):
+            if proc.poll() is not None:
+                raise ServerError(
+                    f"llama.cpp exited with {proc.returncode} while starting (see {log})"
+                )
+            if time.monotonic() > deadline:
+                raise ServerError(f"llama.cpp not answering after {timeout:.0f} s (see {log})")
+            time.sleep(0.5)
+        yield f"{root}/v1"
+    finally:
+        stop(proc)
+
+
+def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        answer: dict[str, Any] = json.load(response)
+        return answer
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+def check(base_url: str) -> bool:
+    """Send one chat request forcing `get_weather`; print the answer; say whether it was called."""
+    body = {
+        "model": MODEL_NAME,
+        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+        "tools": [WEATHER_TOOL],
+        "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        "temperature": 0,
+        "seed": 0,
+        "max_tokens": 200,
+    }
+    started = time.monotonic()
+    answer = post(f"{base_url}/chat/completions", body)
+    print(json.dumps(answer, indent=2))
+    print(f"answered in {time.monotonic() - started:.2f} s")
+    calls = answer["choices"][0]["message"].get("tool_calls") or []
+    if not calls or calls[0]["function"]["name"] != "get_weather":
+        return False
+    json.loads(calls[0]["function"]["arguments"])
+    return True
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the cache folder")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port")
+    parser.add_argument("--check", action="store_true", help="one forced tool call, then stop")
+    args = parser.parse_args(argv)
+    # SIGTERM unwinds like SIGINT, so the context manager always stops the process group.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    started = time.monotonic()
+    try:
+        with running(args.cache.resolve(), args.port) as base_url:
+            print(f"answering in {time.monotonic() - started:.1f} s", file=sys.stderr)
+            print(base_url, flush=True)
+            if args.check:
+                ok = check(base_url)
+                print("check: ok" if ok else "check: FAILED, no call to get_weather")
+                return 0 if ok else 1
+            while True:
+                signal.pause()
+    except ServerError as exc:
+        print(f"serve.py: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, KeyError, IndexError, ValueError) as exc:
+        print(f"serve.py: check request failed: {exc!r}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
