@@ -1,0 +1,244 @@
+"""Run the LiteLLM proxy built by build.py on 127.0.0.1 in front of one OpenAI-compatible backend.
+
+`python live/litellm/serve.py --backend-url URL --backend-model NAME` prints the proxy's base URL
+and serves until SIGINT/SIGTERM; `--check` sends one chat and one Responses request forcing a tool
+call, prints the answers and exits 0 when both called the tool. Other scripts use `running(cache,
+backend_url, backend_model)`, a context manager yielding the base URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_CACHE = ROOT / ".cache" / "live-litellm"
+START_TIMEOUT = 60.0
+
+
+class ServerError(Exception):
+    """The proxy could not be started or did not become ready; the message is one line."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def proxy_config(backend_url: str, backend_model: str, translate: bool = True) -> dict[str, Any]:
+    """The proxy's config: one model, named as the backend's, routed to it as an OpenAI server.
+
+    With `translate`, `/v1/responses` is turned into chat completions for the backend (the path
+    where ids are rewritten); without it, Responses requests are passed through as they are.
+    """
+    params: dict[str, Any] = {
+        "model": f"openai/{backend_model}",
+        "api_base": backend_url.rstrip("/"),
+        # The openai client inside LiteLLM insists on a key; the backend ignores it.
+        "api_key": "none",
+    }
+    if translate:
+        params["use_chat_completions_api"] = True
+    return {
+        "model_list": [{"model_name": backend_model, "litellm_params": params}],
+        # Loopback only and keyless on purpose: any client may fuzz it without knowing a key. The
+        # proxy refuses to start without a master key unless told so.
+        "general_settings": {"dangerously_permit_weak_or_unset_master_key": True},
+    }
+
+
+def write_config(path: Path, config: dict[str, Any]) -> None:
+    # JSON is valid YAML: no PyYAML needed on this side.
+    path.write_text(json.dumps(config, indent=2) + "\n")
+
+
+def proxy_command(cache: Path, config: Path, port: int) -> list[str]:
+    """The proxy's command line, run from the cache venv."""
+    litellm = str(cache / "venv" / "bin" / "litellm")
+    return [litellm, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
+
+
+def proxy_env() -> dict[str, str]:
+    """The environment for an offline proxy: the packaged model cost map, no real key."""
+    # Without it the proxy spends seconds retrying a download of the cost map before falling back.
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    # The proxy only talks to a loopback backend: a real key in the environment has no use there.
+    env.pop("OPENAI_API_KEY", None)
+    return env
+
+
+def check_built(cache: Path) -> None:
+    for name in ("venv.done", "venv/bin/litellm"):
+        if not (cache / name).exists():
+            raise ServerError(f"{cache} is not built (no {name}): run live/litellm/build.py first")
+
+
+def is_ready(root: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{root}/health/readiness", timeout=5) as response:
+            return bool(response.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the proxy's whole process group: SIGTERM, then SIGKILL for whatever is left."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=15)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+@contextlib.contextmanager
+def running(
+    cache: Path,
+    backend_url: str,
+    backend_model: str,
+    port: int | None = None,
+    timeout: float = START_TIMEOUT,
+    translate: bool = True,
+) -> Iterator[str]:
+    """Start the proxy in front of `backend_url`, wait until ready, yield its base URL; stop it."""
+    check_built(cache)
+    port = port or free_port()
+    root = f"http://127.0.0.1:{port}"
+    config, log = cache / f"proxy-{port}.yaml", cache / f"proxy-{port}.log"
+    write_config(config, proxy_config(backend_url, backend_model, translate))
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            proxy_command(cache, config, port),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=proxy_env(),
+            cwd=cache,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + timeout
+        while not is_ready(root):
+            if proc.poll() is not None:
+                raise ServerError(
+                    f"litellm exited with {proc.returncode} while starting (see {log})"
+                )
+            if time.monotonic() > deadline:
+                raise ServerError(f"litellm not ready after {timeout:.0f} s (see {log})")
+            time.sleep(0.5)
+        yield f"{root}/v1"
+    finally:
+        stop(proc)
+        config.unlink(missing_ok=True)
+
+
+def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer: dict[str, Any] = json.load(response)
+        return answer
+
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+}
+
+
+def check(base_url: str, model: str) -> bool:
+    """Force `get_weather` through chat and through Responses; print both; True if both call it."""
+    ask = "Call get_weather for Paris."
+    chat = post(
+        f"{base_url}/chat/completions",
+        {
+            "model": model,
+            "messages": [{"role": "user", "content": ask}],
+            "tools": [
+                {"type": "function", "function": {"name": "get_weather", "parameters": PARAMETERS}}
+            ],
+            "tool_choice": "required",
+        },
+    )
+    print(json.dumps(chat, indent=2))
+    responses = post(
+        f"{base_url}/responses",
+        {
+            "model": model,
+            "input": ask,
+            "tools": [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}],
+            "tool_choice": "required",
+        },
+    )
+    print(json.dumps(responses, indent=2))
+    chat_calls = chat["choices"][0]["message"].get("tool_calls") or []
+    items = [item for item in responses.get("output", []) if item.get("type") == "function_call"]
+    names = [call["function"]["name"] for call in chat_calls] + [item["name"] for item in items]
+    return bool(chat_calls) and bool(items) and set(names) == {"get_weather"}
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the cache folder")
+    parser.add_argument("--backend-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--backend-model", required=True, help="the backend's model name")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port")
+    parser.add_argument(
+        "--no-translate",
+        action="store_true",
+        help="pass /v1/responses through instead of translating it to chat completions",
+    )
+    parser.add_argument("--check", action="store_true", help="one forced call per api, then stop")
+    args = parser.parse_args(argv)
+    # SIGTERM unwinds like SIGINT, so the context manager always stops the process group.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    started = time.monotonic()
+    try:
+        with running(
+            args.cache.resolve(),
+            args.backend_url,
+            args.backend_model,
+            args.port,
+            translate=not args.no_translate,
+        ) as base_url:
+            print(f"ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
+            print(base_url, flush=True)
+            if args.check:
+                ok = check(base_url, args.backend_model)
+                print("check: ok" if ok else "check: FAILED, get_weather was not called")
+                return 0 if ok else 1
+            while True:
+                signal.pause()
+    except ServerError as exc:
+        print(f"serve.py: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, KeyError, IndexError, ValueError) as exc:
+        print(f"serve.py: check request failed: {exc!r}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
