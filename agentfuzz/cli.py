@@ -22,7 +22,7 @@ from agentfuzz import oracles
 from agentfuzz._progress import Watch
 from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Progress, run
 from agentfuzz.profiles import ProfileError, load_profile
-from agentfuzz.target import RECORD_MODES
+from agentfuzz.target import RECORD_MODES, BackendLog
 from agentfuzz.transport.cassette import CassetteError, NotInCassette
 from agentfuzz.transport.live import LiveTransport, TargetUnreachable
 
@@ -166,6 +166,49 @@ def _target(base_url: str | None, serve: str | None, recorded: str | None = None
         server.__exit__(None, None, None)
 
 
+@contextlib.contextmanager
+def _backend(profile: str | None, port: int, quiet: bool) -> Iterator[BackendLog | None]:
+    """Proxy mode: the reference server with ``profile`` on 127.0.0.1:``port`` as the proxy's
+    backend, logging every request body it receives; nothing without a profile."""
+    if profile is None:
+        yield None
+        return
+    from agentfuzz.reference import serve_in_thread
+
+    log = BackendLog()
+    try:
+        server = serve_in_thread(profile, port=port, on_request=log.add)
+        url = server.__enter__()
+    except (KeyError, ValueError) as exc:
+        _fail(EXIT_USAGE, f"--backend {profile}: {exc.args[0] if exc.args else exc}")
+    except (OSError, RuntimeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        _fail(EXIT_USAGE, f"--backend {profile}: cannot listen on 127.0.0.1:{port}: {reason}")
+    if not quiet:
+        click.echo(f"backend listening on {url.removesuffix('/v1')}", err=True)
+    try:
+        yield log
+    finally:
+        server.__exit__(None, None, None)
+
+
+def _proxy_mode(
+    backend: str | None, port: int | None, base_url: str | None, serve: str | None, workers: int
+) -> None:
+    """Exit 2 for a proxy-mode flag combination that cannot work."""
+    if backend is None:
+        if port is not None:
+            _fail(EXIT_USAGE, "--backend-port needs --backend PROFILE")
+        return
+    if serve is not None:
+        _fail(EXIT_USAGE, "--backend runs behind a proxy given by --base-url, not with --serve")
+    if base_url is None:
+        _fail(EXIT_USAGE, "--backend needs --base-url: the proxy in front of the backend")
+    if workers > 1:
+        # Which backend request belongs to which client request is only exact one at a time.
+        _fail(EXIT_USAGE, "proxy mode (--backend) runs with --workers 1")
+
+
 def _summary(console: Console, data: dict[str, Any]) -> None:
     """The run's summary (``Report.summary()`` or the merge of the shards') for people."""
     findings = data["findings"]
@@ -295,6 +338,16 @@ def cli() -> None:
 )
 @click.option("--profile", default="default", show_default=True, help="Fuzz profile name or path.")
 @click.option("--serve", help=f"Reference server profile (default {DEFAULT_SERVE_PROFILE}).")
+@click.option(
+    "--backend",
+    help="Proxy mode: run the reference server with this profile as the backend of the proxy "
+    "at --base-url, and check what reaches it (proxy_fidelity).",
+)
+@click.option(
+    "--backend-port",
+    type=click.IntRange(0, 65535),
+    help="Port the --backend listens on, on 127.0.0.1 (default 0: a free one, printed).",
+)
 @click.option("--max-examples", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", type=int, help="Derandomize the run with this seed.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("agentfuzz-out"))
@@ -341,6 +394,8 @@ def fuzz(
     mode: str,
     profile: str,
     serve: str | None,
+    backend: str | None,
+    backend_port: int | None,
     max_examples: int,
     seed: int | None,
     out: Path,
@@ -360,6 +415,9 @@ def fuzz(
         _fail(EXIT_USAGE, "--workers > 1 cannot be combined with --cassette yet")
     trial_count = _trials(trials)
     base_url = _base_url(base_url)
+    _proxy_mode(backend, backend_port, base_url, serve, workers)
+    if backend is not None and cassette is not None:
+        _fail(EXIT_USAGE, "proxy mode (--backend) cannot run through --cassette yet")
     if base_url is not None and serve is not None:
         _fail(EXIT_USAGE, "--serve starts the reference server only when --base-url is absent")
     api_key = _api_key(api_key)
@@ -386,7 +444,10 @@ def fuzz(
     about = recorded or {}
     target = about.get("target") if isinstance(about.get("target"), str) else None
     recorded_url = (target or "http://cassette.invalid/v1") if replay_only else None
-    with _target(base_url, serve, recorded=recorded_url) as url:
+    with (
+        _backend(backend, backend_port or 0, quiet) as backend_log,
+        _target(base_url, serve, recorded=recorded_url) as url,
+    ):
         recorded_model = about.get("model") if isinstance(about.get("model"), str) else None
         name = model or recorded_model or _first_model(url, api_key, timeout)
         config = FuzzConfig(
@@ -407,6 +468,7 @@ def fuzz(
             cassette=cassette,
             record_mode=mode_of_tapes,
             max_time=max_time,
+            backend=backend_log,
         )
         total = max_examples * len(modes) * len(config.kinds) * max(workers, 1)
         with Watch(err, total, quiet) as watch:

@@ -36,7 +36,7 @@ from agentfuzz.reduce import reduce_case
 from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans
-from agentfuzz.target import Target
+from agentfuzz.target import BackendLog, Target
 from agentfuzz.transport.cassette import NotInCassette
 from agentfuzz.transport.live import TargetUnreachable
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
@@ -98,6 +98,8 @@ class FuzzConfig:
     record_mode: str = "once"
     # Seconds the run may take: past them it stops at its next example or shrink step.
     max_time: float | None = None
+    # Proxy mode: the log of the backend behind the proxy at base_url (proxy_fidelity reads it).
+    backend: BackendLog | None = None
 
 
 class _Failure(AssertionError):
@@ -543,6 +545,7 @@ def run(
         config.timeout,
         mode_of_tapes,
         config.profile.knob_defaults,
+        config.backend,
     )
 
     store = FindingStore(config.out)

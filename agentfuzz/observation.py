@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "BackendRequest",
     "Exchange",
     "ItemSighting",
     "Observation",
@@ -75,6 +76,14 @@ class ItemSighting:
 
 
 @dataclass(frozen=True)
+class BackendRequest:
+    """One request body the backend behind a proxy received (proxy mode), with its URL path."""
+
+    path: str
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Observation:
     """The turn as the client saw it, assembled from an ``Exchange``.
 
@@ -98,6 +107,8 @@ class Observation:
     refused: bool = False
     # The Responses reasoning item's id, as the final answer gives it (a session echoes it).
     reasoning_id: str | None = None
+    # Proxy mode: what the backend received while this request was in flight (None otherwise).
+    backend: tuple[BackendRequest, ...] | None = None
 
     @property
     def api(self) -> str:

@@ -4,12 +4,14 @@ replayed through the real client pipeline (transport, dialect assembly, every or
 A cassette's ``metadata.agentfuzz`` says what was fuzzed (target, model, agentfuzz version)
 and, for each interaction in order, the ``case`` it sent, the ``verdicts`` the oracles gave at
 record time and the body's size in ``bytes`` (a cut-short body is then an unreadable cassette,
-not a new finding). Replay needs no network: bodies come from the cassette, re-split at
-seeded random byte boundaries.
+not a new finding); in proxy mode also the ``backend`` requests (``path`` and ``body``) that
+reached the backend behind the proxy, which replay hands to the oracles again. Replay needs no
+network: bodies come from the cassette, re-split at seeded random byte boundaries.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import json
 import random
@@ -25,7 +27,7 @@ from vcr.cassette import Cassette
 from agentfuzz import oracles
 from agentfuzz.dialects import assemble
 from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.observation import BackendRequest, Observation, Violation
 from agentfuzz.transport.cassette import (
     CassetteError,
     Interaction,
@@ -48,6 +50,7 @@ __all__ = [
     "replay_cassette",
     "resend_bundle",
     "verdict",
+    "with_backend",
     "write_cassette",
 ]
 
@@ -66,6 +69,34 @@ class Recorded:
     violations: tuple[Violation, ...]
 
 
+# Where an interaction carries its backend requests from the target to ``write_cassette``,
+# which moves them into the turn's metadata: the response itself is written as it came.
+_BACKEND_KEY = "agentfuzz_backend"
+
+
+def with_backend(interaction: Interaction, backend: tuple[BackendRequest, ...]) -> Interaction:
+    """``interaction`` carrying what the backend behind a proxy received for it (proxy mode)."""
+    request, response = interaction
+    return request, {**response, _BACKEND_KEY: backend}
+
+
+def _backend_metadata(backend: tuple[BackendRequest, ...] | None) -> list[dict[str, Any]] | None:
+    return None if backend is None else [{"path": b.path, "body": b.body} for b in backend]
+
+
+def _backend(path: Path, number: int, turn: dict[str, Any]) -> tuple[BackendRequest, ...] | None:
+    raw = turn.get("backend")
+    if raw is None:
+        return None
+    ok = isinstance(raw, list) and all(
+        isinstance(b, dict) and isinstance(b.get("path"), str) and isinstance(b.get("body"), dict)
+        for b in raw
+    )
+    if not ok:
+        raise CassetteError(f"{path}: turn {number}: backend: expected a list of {{path, body}}")
+    return tuple(BackendRequest(b["path"], b["body"]) for b in raw)
+
+
 def verdict(v: Violation) -> dict[str, str]:
     return {"oracle": v.oracle, "signature": v.signature, "message": v.message}
 
@@ -80,14 +111,18 @@ def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, An
     cassette = new_cassette(path)
     turns = []
     for item in recorded:
-        cassette.append(*item.interaction)
-        turns.append(
-            {
-                "case": item.case.model_dump(mode="json"),
-                "verdicts": [verdict(v) for v in item.violations],
-                "bytes": _body_bytes(item.interaction[1]),
-            }
-        )
+        request, response = item.interaction
+        backend = response.get(_BACKEND_KEY)
+        response = {k: v for k, v in response.items() if k != _BACKEND_KEY}
+        cassette.append(request, response)
+        turn = {
+            "case": item.case.model_dump(mode="json"),
+            "verdicts": [verdict(v) for v in item.violations],
+            "bytes": _body_bytes(response),
+        }
+        if backend is not None:
+            turn["backend"] = _backend_metadata(backend)
+        turns.append(turn)
     save_cassette(cassette, {"agentfuzz": {"version": VERSION, **about, "turns": turns}})
     return path
 
@@ -170,6 +205,8 @@ class RecordedTurn:
     body: dict[str, Any]
     case: Case
     verdicts: list[dict[str, str]]
+    # Proxy mode: what the backend behind the proxy received; None outside proxy mode.
+    backend: tuple[BackendRequest, ...] | None = None
 
 
 def read_turns(path: Path) -> tuple[dict[str, Any], list[RecordedTurn]]:
@@ -188,7 +225,9 @@ def _read(path: Path) -> tuple[Cassette, dict[str, Any], list[RecordedTurn]]:
         _check_body(path, number, response, turn)
         body = _json(path, number, request.body)
         verdicts = turn.get("verdicts") or []
-        read.append(RecordedTurn(number, request.uri, body, _case(path, number, turn), verdicts))
+        case = _case(path, number, turn)
+        backend = _backend(path, number, turn)
+        read.append(RecordedTurn(number, request.uri, body, case, verdicts, backend))
     return cassette, about, read
 
 
@@ -210,6 +249,8 @@ def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
         for turn in turns:
             exchange = transport.send(urlsplit(turn.uri).path, turn.body, turn.case.stream)
             obs = assemble(exchange)
+            if turn.backend is not None:
+                obs = dataclasses.replace(obs, backend=turn.backend)
             found = oracles.check(turn.case, obs)
             result.turns.append(ReplayedTurn(turn.number, exchange.url, turn.verdicts, obs, found))
     return result

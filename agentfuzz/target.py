@@ -3,12 +3,16 @@
 ``Target.observe(case)`` builds the request, sends it, assembles the answer. Every exchange
 passes a recorder, so the one that failed can go into its bundle's cassette as it came. With a
 record mode, parts of a campaign play from (or record into) cassettes: ``with target.cassette(
-path, about):`` for each part.
+path, about):`` for each part. In proxy mode a ``BackendLog`` behind the proxy gives each
+observation the request bodies the backend received while it was in flight.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +21,9 @@ import httpx
 
 from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Case
-from agentfuzz.observation import Observation
+from agentfuzz.observation import BackendRequest, Observation
 from agentfuzz.profiles import KnobDefaults
+from agentfuzz.replay import with_backend
 from agentfuzz.transport.cassette import (
     CassetteError,
     CassetteTransport,
@@ -30,13 +35,40 @@ from agentfuzz.transport.cassette import (
 )
 from agentfuzz.transport.live import LiveTransport
 
-__all__ = ["NOT_SERVED", "RECORD_MODES", "Target"]
+__all__ = ["NOT_SERVED", "RECORD_MODES", "BackendLog", "Target"]
 
 # Statuses that say the request never reached a model: a wrong key, path or model name, or a
 # rate limit. A run where every answer is one of them tested nothing, whatever else it saw.
 NOT_SERVED = frozenset({401, 403, 404, 405, 429})
 
 RECORD_MODES = ("once", "none", "new_episodes", "all")
+
+
+class BackendLog:
+    """The request bodies a proxy's backend received, in order; ``add`` is the backend's hook.
+
+    The backend calls ``add`` from its own thread while the client waits for the proxy, so
+    the log is locked. A body that is not a JSON object is kept as ``{}`` (the oracle then
+    says the backend got a request it cannot read).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: list[BackendRequest] = []
+
+    def add(self, path: str, raw: bytes) -> None:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        with self._lock:
+            self._seen.append(BackendRequest(path, body if isinstance(body, dict) else {}))
+
+    def take(self) -> tuple[BackendRequest, ...]:
+        """What arrived since the last ``take``, forgotten here (a long run keeps no bodies)."""
+        with self._lock:
+            seen, self._seen = tuple(self._seen), []
+        return seen
 
 
 class Target:
@@ -50,7 +82,9 @@ class Target:
         timeout: float,
         record_mode: str | None = None,
         knob_defaults: KnobDefaults | None = None,
+        backend: BackendLog | None = None,
     ) -> None:
+        self.backend = backend
         self.base_url = base_url.rstrip("/")
         # Filled into every request that leaves a knob out: a slow real model needs its
         # max_tokens bounded and greedy sampling, even in what the shrinker simplifies.
@@ -106,8 +140,16 @@ class Target:
         path, body = build_request(case, self.model)
         self.calls += 1
         self.last_interaction = None
+        if self.backend is not None:
+            # Requests run one at a time, so what reaches the backend from here on is this one's.
+            self.backend.take()
         exchange = self.transport.send(path, body, case.stream)
         obs = assemble(exchange)
+        if self.backend is not None:
+            forwarded = self.backend.take()
+            obs = dataclasses.replace(obs, backend=forwarded)
+            if self.last_interaction is not None:
+                self.last_interaction = with_backend(self.last_interaction, forwarded)
         self.answered += 1
         if exchange.status in NOT_SERVED:
             self.not_served += 1

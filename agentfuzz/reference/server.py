@@ -8,7 +8,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,8 +35,16 @@ _NO_PING = 24 * 3600
 class _Server:
     """Per-app settings and the request counter that seeds the RNG at temperature > 0."""
 
-    def __init__(self, profile: Profile, temperature: float, seed: int, latency_ms: int) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        temperature: float,
+        seed: int,
+        latency_ms: int,
+        on_request: Callable[[str, bytes], None] | None = None,
+    ) -> None:
         self.profile = profile
+        self.on_request = on_request
         self.temperature = temperature
         self.seed = seed
         self.latency_ms = latency_ms
@@ -48,8 +56,12 @@ class _Server:
         return JSONResponse({"object": "list", "data": [entry]})
 
     async def _turn(self, request: Request, api: str) -> Turn | Response:
+        raw = await request.body()
+        if self.on_request is not None:
+            # Proxy mode: the client compares this with what it sent, so record it as it came.
+            self.on_request(request.url.path, raw)
         try:
-            body = json.loads(await request.body())
+            body = json.loads(raw)
             return parse_chat(body) if api == "chat" else parse_responses(body)
         except (ValueError, BadRequest) as exc:
             message = str(exc) if isinstance(exc, BadRequest) else f"invalid JSON body: {exc}"
@@ -123,12 +135,21 @@ def _sse(events: Any) -> EventSourceResponse:
 
 
 def create_app(
-    profile: str, *, temperature: float = 0.0, seed: int = 0, latency_ms: int = 0
+    profile: str,
+    *,
+    temperature: float = 0.0,
+    seed: int = 0,
+    latency_ms: int = 0,
+    on_request: Callable[[str, bytes], None] | None = None,
 ) -> Starlette:
-    """The reference server for one behaviour profile (``UnknownProfile`` for a bad name)."""
+    """The reference server for one behaviour profile (``UnknownProfile`` for a bad name).
+
+    ``on_request(path, body)`` sees every chat and Responses request body as it arrives,
+    before it is parsed (proxy mode records what a proxy forwarded).
+    """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
-    server = _Server(get_profile(profile), temperature, seed, latency_ms)
+    server = _Server(get_profile(profile), temperature, seed, latency_ms, on_request)
     routes = [
         Route("/v1/models", server.models, methods=["GET"]),
         Route("/v1/chat/completions", server.chat, methods=["POST"]),

@@ -198,6 +198,7 @@ def test_names_is_the_public_contract() -> None:
         "wire_schema",
         "self_rejection",
         "id_roundtrip",
+        "proxy_fidelity",
     ]
 
 

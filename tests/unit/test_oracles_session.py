@@ -60,8 +60,9 @@ def found(oracle: str, case: Case, obs: Observation) -> list[Violation]:
     return check(case, obs, only=[oracle])
 
 
-def test_both_oracles_are_registered_after_the_others() -> None:
-    assert names()[-2:] == ["self_rejection", "id_roundtrip"]
+def test_both_oracles_are_registered_after_the_single_turn_ones() -> None:
+    # proxy_fidelity, registered last, judges the backend's side rather than the turn.
+    assert names()[-3:] == ["self_rejection", "id_roundtrip", "proxy_fidelity"]
 
 
 # --- self_rejection -------------------------------------------------------------------------
