@@ -69,15 +69,24 @@ class Recorded:
     violations: tuple[Violation, ...]
 
 
-# Where an interaction carries its backend requests from the target to ``write_cassette``,
-# which moves them into the turn's metadata: the response itself is written as it came.
+# Where an interaction carries its backend requests (and the transport failure that cut its
+# answer short) from the target to ``write_cassette``, which moves them into the turn's
+# metadata: the response itself is written as it came.
 _BACKEND_KEY = "agentfuzz_backend"
+_FAILURE_KEY = "agentfuzz_failure"
 
 
 def with_backend(interaction: Interaction, backend: tuple[BackendRequest, ...]) -> Interaction:
     """``interaction`` carrying what the backend behind a proxy received for it (proxy mode)."""
     request, response = interaction
     return request, {**response, _BACKEND_KEY: backend}
+
+
+def with_failure(interaction: Interaction, failure: str) -> Interaction:
+    """``interaction`` carrying the transport failure that ended its answer (a reset, a stream
+    whose body never ended): the bytes alone replay as an answer that merely stopped."""
+    request, response = interaction
+    return request, {**response, _FAILURE_KEY: failure}
 
 
 def _backend_metadata(backend: tuple[BackendRequest, ...] | None) -> list[dict[str, Any]] | None:
@@ -112,8 +121,8 @@ def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, An
     turns = []
     for item in recorded:
         request, response = item.interaction
-        backend = response.get(_BACKEND_KEY)
-        response = {k: v for k, v in response.items() if k != _BACKEND_KEY}
+        backend, failure = response.get(_BACKEND_KEY), response.get(_FAILURE_KEY)
+        response = {k: v for k, v in response.items() if k not in (_BACKEND_KEY, _FAILURE_KEY)}
         cassette.append(request, response)
         turn = {
             "case": item.case.model_dump(mode="json"),
@@ -122,6 +131,8 @@ def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, An
         }
         if backend is not None:
             turn["backend"] = _backend_metadata(backend)
+        if failure is not None:
+            turn["failure"] = failure
         turns.append(turn)
     save_cassette(cassette, {"agentfuzz": {"version": VERSION, **about, "turns": turns}})
     return path
@@ -207,6 +218,8 @@ class RecordedTurn:
     verdicts: list[dict[str, str]]
     # Proxy mode: what the backend behind the proxy received; None outside proxy mode.
     backend: tuple[BackendRequest, ...] | None = None
+    # The transport failure that cut the answer short when it was recorded, if any.
+    failure: str | None = None
 
 
 def read_turns(path: Path) -> tuple[dict[str, Any], list[RecordedTurn]]:
@@ -227,7 +240,10 @@ def _read(path: Path) -> tuple[Cassette, dict[str, Any], list[RecordedTurn]]:
         verdicts = turn.get("verdicts") or []
         case = _case(path, number, turn)
         backend = _backend(path, number, turn)
-        read.append(RecordedTurn(number, request.uri, body, case, verdicts, backend))
+        failure = turn.get("failure")
+        if failure is not None and not isinstance(failure, str):
+            raise CassetteError(f"{path}: turn {number}: failure: expected a string")
+        read.append(RecordedTurn(number, request.uri, body, case, verdicts, backend, failure))
     return cassette, about, read
 
 
@@ -248,6 +264,8 @@ def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
     ) as transport:
         for turn in turns:
             exchange = transport.send(urlsplit(turn.uri).path, turn.body, turn.case.stream)
+            if turn.failure is not None and exchange.failure is None:
+                exchange = dataclasses.replace(exchange, failure=turn.failure)
             obs = assemble(exchange)
             if turn.backend is not None:
                 obs = dataclasses.replace(obs, backend=turn.backend)

@@ -23,7 +23,7 @@ from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Case
 from agentfuzz.observation import BackendRequest, Observation
 from agentfuzz.profiles import KnobDefaults
-from agentfuzz.replay import with_backend
+from agentfuzz.replay import with_backend, with_failure
 from agentfuzz.transport.cassette import (
     CassetteError,
     CassetteTransport,
@@ -145,6 +145,8 @@ class Target:
             self.backend.take()
         exchange = self.transport.send(path, body, case.stream)
         obs = assemble(exchange)
+        if exchange.failure is not None and self.last_interaction is not None:
+            self.last_interaction = with_failure(self.last_interaction, exchange.failure)
         if self.backend is not None:
             forwarded = self.backend.take()
             obs = dataclasses.replace(obs, backend=forwarded)
