@@ -384,6 +384,13 @@ def cli() -> None:
     help="With --cassette: once (default: record if absent, else replay), none (replay only, "
     "never touch the network), new_episodes, all.",
 )
+@click.option(
+    "--differential",
+    is_flag=True,
+    help="Send every request twice, as generated and with stream flipped, and compare the "
+    "answers (stream_divergence; judged at temperature 0 only). Doubles the requests; runs "
+    "with --workers 1.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def fuzz(
     base_url: str | None,
@@ -408,6 +415,7 @@ def fuzz(
     record: Path | None,
     cassette: Path | None,
     record_mode: str | None,
+    differential: bool,
     quiet: bool,
 ) -> None:
     """Generate agent histories, send them, check every answer, shrink and write repros."""
@@ -416,6 +424,9 @@ def fuzz(
     trial_count = _trials(trials)
     base_url = _base_url(base_url)
     _proxy_mode(backend, backend_port, base_url, serve, workers)
+    if differential and workers > 1:
+        # Batching on a real server changes greedy outputs: twins must not run beside others.
+        _fail(EXIT_USAGE, "--differential runs with --workers 1")
     if backend is not None and cassette is not None:
         _fail(EXIT_USAGE, "proxy mode (--backend) cannot run through --cassette yet")
     if base_url is not None and serve is not None:
@@ -469,6 +480,7 @@ def fuzz(
             record_mode=mode_of_tapes,
             max_time=max_time,
             backend=backend_log,
+            differential=differential,
         )
         total = max_examples * len(modes) * len(config.kinds) * max(workers, 1)
         with Watch(err, total, quiet) as watch:

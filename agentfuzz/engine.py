@@ -100,6 +100,8 @@ class FuzzConfig:
     max_time: float | None = None
     # Proxy mode: the log of the backend behind the proxy at base_url (proxy_fidelity reads it).
     backend: BackendLog | None = None
+    # Send every request a second time with ``stream`` flipped, for stream_divergence (2x cost).
+    differential: bool = False
 
 
 class _Failure(AssertionError):
@@ -546,6 +548,7 @@ def run(
         mode_of_tapes,
         config.profile.knob_defaults,
         config.backend,
+        config.differential,
     )
 
     store = FindingStore(config.out)

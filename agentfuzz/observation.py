@@ -109,6 +109,8 @@ class Observation:
     reasoning_id: str | None = None
     # Proxy mode: what the backend received while this request was in flight (None otherwise).
     backend: tuple[BackendRequest, ...] | None = None
+    # Differential mode: the same request with ``stream`` flipped, as observed (None otherwise).
+    twin: Observation | None = None
 
     @property
     def api(self) -> str:

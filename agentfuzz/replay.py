@@ -5,8 +5,11 @@ A cassette's ``metadata.agentfuzz`` says what was fuzzed (target, model, agentfu
 and, for each interaction in order, the ``case`` it sent, the ``verdicts`` the oracles gave at
 record time and the body's size in ``bytes`` (a cut-short body is then an unreadable cassette,
 not a new finding); in proxy mode also the ``backend`` requests (``path`` and ``body``) that
-reached the backend behind the proxy, which replay hands to the oracles again. Replay needs no
-network: bodies come from the cassette, re-split at seeded random byte boundaries.
+reached the backend behind the proxy, which replay hands to the oracles again; with
+``--differential`` the ``twin``: the same request with ``stream`` flipped (``url``, ``request``,
+``stream``) and its answer (``status``, ``content_type``, ``body`` text, maybe ``failure``),
+which replay reads through the same client pipeline and attaches as ``Observation.twin``. Replay
+needs no network: bodies come from the cassette, re-split at seeded random byte boundaries.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 from pydantic import ValidationError
 from vcr.cassette import Cassette
 
 from agentfuzz import oracles
 from agentfuzz.dialects import assemble
 from agentfuzz.history import Case
-from agentfuzz.observation import BackendRequest, Observation, Violation
+from agentfuzz.observation import BackendRequest, Exchange, Observation, SSEEvent, Violation
 from agentfuzz.transport.cassette import (
     CassetteError,
     Interaction,
@@ -36,6 +40,7 @@ from agentfuzz.transport.cassette import (
     metadata,
     new_cassette,
     save_cassette,
+    split_at_random,
 )
 from agentfuzz.transport.live import LiveTransport
 
@@ -51,6 +56,8 @@ __all__ = [
     "resend_bundle",
     "verdict",
     "with_backend",
+    "with_failure",
+    "with_twin",
     "write_cassette",
 ]
 
@@ -74,6 +81,8 @@ class Recorded:
 # metadata: the response itself is written as it came.
 _BACKEND_KEY = "agentfuzz_backend"
 _FAILURE_KEY = "agentfuzz_failure"
+_TWIN_KEY = "agentfuzz_twin"
+_CARRIED = (_BACKEND_KEY, _FAILURE_KEY, _TWIN_KEY)
 
 
 def with_backend(interaction: Interaction, backend: tuple[BackendRequest, ...]) -> Interaction:
@@ -87,6 +96,39 @@ def with_failure(interaction: Interaction, failure: str) -> Interaction:
     whose body never ended): the bytes alone replay as an answer that merely stopped."""
     request, response = interaction
     return request, {**response, _FAILURE_KEY: failure}
+
+
+def with_twin(interaction: Interaction, twin: Exchange, read: Interaction | None) -> Interaction:
+    """``interaction`` carrying its differential twin: ``twin`` is the same request with
+    ``stream`` flipped, ``read`` its answer as the recorder got it (None if it never ended)."""
+    request, response = interaction
+    return request, {**response, _TWIN_KEY: _twin_metadata(twin, read)}
+
+
+def _twin_metadata(exchange: Exchange, read: Interaction | None) -> dict[str, Any]:
+    body = exchange.body
+    if read is not None:
+        raw = read[1]["body"]["string"]
+        body = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    elif exchange.events:
+        # The recorder keeps no answer that broke off: write back the events that were read.
+        body = "".join(_sse_text(e) for e in exchange.events)
+    twin = {
+        "url": exchange.url,
+        "request": exchange.request,
+        "stream": exchange.stream,
+        "status": exchange.status,
+        "content_type": exchange.content_type,
+        "body": body,
+    }
+    if exchange.failure is not None:
+        twin["failure"] = exchange.failure
+    return twin
+
+
+def _sse_text(event: SSEEvent) -> str:
+    named = "" if event.event is None else f"event: {event.event}\n"
+    return named + "".join(f"data: {line}\n" for line in event.data.split("\n")) + "\n"
 
 
 def _backend_metadata(backend: tuple[BackendRequest, ...] | None) -> list[dict[str, Any]] | None:
@@ -122,7 +164,8 @@ def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, An
     for item in recorded:
         request, response = item.interaction
         backend, failure = response.get(_BACKEND_KEY), response.get(_FAILURE_KEY)
-        response = {k: v for k, v in response.items() if k not in (_BACKEND_KEY, _FAILURE_KEY)}
+        twin = response.get(_TWIN_KEY)
+        response = {k: v for k, v in response.items() if k not in _CARRIED}
         cassette.append(request, response)
         turn = {
             "case": item.case.model_dump(mode="json"),
@@ -133,6 +176,8 @@ def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, An
             turn["backend"] = _backend_metadata(backend)
         if failure is not None:
             turn["failure"] = failure
+        if twin is not None:
+            turn["twin"] = twin
         turns.append(turn)
     save_cassette(cassette, {"agentfuzz": {"version": VERSION, **about, "turns": turns}})
     return path
@@ -220,6 +265,8 @@ class RecordedTurn:
     backend: tuple[BackendRequest, ...] | None = None
     # The transport failure that cut the answer short when it was recorded, if any.
     failure: str | None = None
+    # Differential mode: the twin request and its answer, as ``with_twin`` wrote them.
+    twin: dict[str, Any] | None = None
 
 
 def read_turns(path: Path) -> tuple[dict[str, Any], list[RecordedTurn]]:
@@ -243,7 +290,8 @@ def _read(path: Path) -> tuple[Cassette, dict[str, Any], list[RecordedTurn]]:
         failure = turn.get("failure")
         if failure is not None and not isinstance(failure, str):
             raise CassetteError(f"{path}: turn {number}: failure: expected a string")
-        read.append(RecordedTurn(number, request.uri, body, case, verdicts, backend, failure))
+        twin = _twin(path, number, turn)
+        read.append(RecordedTurn(number, request.uri, body, case, verdicts, backend, failure, twin))
     return cassette, about, read
 
 
@@ -269,9 +317,58 @@ def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
             obs = assemble(exchange)
             if turn.backend is not None:
                 obs = dataclasses.replace(obs, backend=turn.backend)
+            if turn.twin is not None:
+                obs = dataclasses.replace(obs, twin=_replay_twin(turn.twin, rng))
             found = oracles.check(turn.case, obs)
             result.turns.append(ReplayedTurn(turn.number, exchange.url, turn.verdicts, obs, found))
     return result
+
+
+_TWIN_FIELDS: dict[str, tuple[type, ...]] = {
+    "url": (str,),
+    "request": (dict,),
+    "stream": (bool,),
+    "status": (int, type(None)),
+    "content_type": (str,),
+    "body": (str,),
+    "failure": (str, type(None)),
+}
+
+
+def _twin(path: Path, number: int, turn: dict[str, Any]) -> dict[str, Any] | None:
+    raw = turn.get("twin")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise CassetteError(f"{path}: turn {number}: twin: expected a mapping")
+    for name, kinds in _TWIN_FIELDS.items():
+        if not isinstance(raw.get(name), kinds):
+            raise CassetteError(f"{path}: turn {number}: twin.{name}: missing or of the wrong type")
+    return raw
+
+
+def _replay_twin(twin: dict[str, Any], rng: random.Random | None) -> Observation:
+    """The twin's answer read back through the client pipeline, like the turn's own."""
+    failure = twin.get("failure")
+    if twin["status"] is None:
+        # No answer was ever read: there is nothing to play, only the failure to report.
+        exchange = Exchange(twin["url"], twin["request"], twin["stream"], failure=failure)
+        return assemble(exchange)
+    body = twin["body"].encode("utf-8")
+    chunks = split_at_random(body, rng) if rng is not None else [body]
+    headers = {"content-type": twin["content_type"]} if twin["content_type"] else {}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(twin["status"], headers=headers, content=iter(chunks))
+
+    url = urlsplit(twin["url"])
+    with LiveTransport(
+        f"{url.scheme}://{url.netloc}", transport=httpx.MockTransport(answer)
+    ) as transport:
+        exchange = transport.send(url.path, twin["request"], twin["stream"])
+    if failure is not None and exchange.failure is None:
+        exchange = dataclasses.replace(exchange, failure=failure)
+    return assemble(exchange)
 
 
 def _json(path: Path, number: int, body: Any) -> dict[str, Any]:
@@ -315,4 +412,9 @@ def resend_bundle(folder: Path, base_url: str, model: str | None = None) -> list
     path = "/" + urlsplit(doc["url"]).path.split("/v1/", 1)[-1]
     with LiveTransport(base_url) as transport:
         obs = assemble(transport.send(path, request, case.stream))
+        if doc.get("oracle") == "stream_divergence":
+            # The finding is a difference: send the twin too, or the live test proves nothing.
+            flipped = {**request, "stream": not case.stream}
+            twin = assemble(transport.send(path, flipped, not case.stream))
+            obs = dataclasses.replace(obs, twin=twin)
     return oracles.check(case, obs)

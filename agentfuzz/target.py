@@ -4,7 +4,9 @@
 passes a recorder, so the one that failed can go into its bundle's cassette as it came. With a
 record mode, parts of a campaign play from (or record into) cassettes: ``with target.cassette(
 path, about):`` for each part. In proxy mode a ``BackendLog`` behind the proxy gives each
-observation the request bodies the backend received while it was in flight.
+observation the request bodies the backend received while it was in flight. In differential
+mode every case is sent twice, as given and with ``stream`` flipped, and the second answer rides
+along as the first's ``Observation.twin`` (and in its cassette turn) for ``stream_divergence``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Case
 from agentfuzz.observation import BackendRequest, Observation
 from agentfuzz.profiles import KnobDefaults
-from agentfuzz.replay import with_backend, with_failure
+from agentfuzz.replay import with_backend, with_failure, with_twin
 from agentfuzz.transport.cassette import (
     CassetteError,
     CassetteTransport,
@@ -83,8 +85,10 @@ class Target:
         record_mode: str | None = None,
         knob_defaults: KnobDefaults | None = None,
         backend: BackendLog | None = None,
+        differential: bool = False,
     ) -> None:
         self.backend = backend
+        self.differential = differential
         self.base_url = base_url.rstrip("/")
         # Filled into every request that leaves a knob out: a slow real model needs its
         # max_tokens bounded and greedy sampling, even in what the shrinker simplifies.
@@ -157,7 +161,29 @@ class Target:
             self.not_served += 1
             self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
         self.last_answered = (case, obs)
+        if self.differential:
+            # After the bookkeeping: a server that dies on the twin has answered this case.
+            obs = self._with_twin(case, obs)
+            self.last_answered = (case, obs)
         return obs
+
+    def _with_twin(self, case: Case, obs: Observation) -> Observation:
+        """``obs`` with its twin: the same case sent again with ``stream`` flipped.
+
+        Only the first answer counts as answered and feeds a session: the twin is evidence.
+        """
+        main = self.last_interaction
+        path, body = build_request(case.model_copy(update={"stream": not case.stream}), self.model)
+        self.calls += 1
+        self.last_interaction = None
+        exchange = self.transport.send(path, body, not case.stream)
+        if self.backend is not None:
+            # Dropped: proxy_fidelity judges what the turn's own request made reach the backend.
+            self.backend.take()
+        read, self.last_interaction = self.last_interaction, main
+        if main is not None:
+            self.last_interaction = with_twin(main, exchange, read)
+        return dataclasses.replace(obs, twin=assemble(exchange))
 
     def close(self) -> None:
         self.transport.close()

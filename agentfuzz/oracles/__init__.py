@@ -17,10 +17,11 @@ from agentfuzz.oracles import _calls  # bad_arguments, unknown_tool, tool_choice
 from agentfuzz.oracles import _wire  # wire_schema
 from agentfuzz.oracles import _session  # self_rejection, id_roundtrip
 from agentfuzz.oracles import _proxy  # proxy_fidelity
+from agentfuzz.oracles import _divergence  # stream_divergence
 
 # isort: on
 
 __all__ = ["Oracle", "check", "names", "register"]
 
 # Imported only for the oracles they register.
-del _outcome, _markup, _identity, _calls, _wire, _session, _proxy
+del _outcome, _markup, _identity, _calls, _wire, _session, _proxy, _divergence

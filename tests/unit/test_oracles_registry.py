@@ -199,6 +199,7 @@ def test_names_is_the_public_contract() -> None:
         "self_rejection",
         "id_roundtrip",
         "proxy_fidelity",
+        "stream_divergence",
     ]
 
 

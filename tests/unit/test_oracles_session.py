@@ -61,8 +61,10 @@ def found(oracle: str, case: Case, obs: Observation) -> list[Violation]:
 
 
 def test_both_oracles_are_registered_after_the_single_turn_ones() -> None:
-    # proxy_fidelity, registered last, judges the backend's side rather than the turn.
-    assert names()[-3:] == ["self_rejection", "id_roundtrip", "proxy_fidelity"]
+    # After them come the oracles that judge more than the turn: proxy_fidelity the backend's
+    # side, stream_divergence the turn's twin.
+    tail = ["self_rejection", "id_roundtrip", "proxy_fidelity", "stream_divergence"]
+    assert names()[-4:] == tail
 
 
 # --- self_rejection -------------------------------------------------------------------------
