@@ -15,7 +15,7 @@ import functools
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -317,12 +317,13 @@ def _run_plan(
 
     def record(turn: Turn) -> None:
         turns.append(turn)
+        server_side = _server_side(config, turn.violations)
         reached, failed = tally.get(turn.number, (0, 0))
-        tally[turn.number] = (reached + 1, failed + bool(turn.violations))
+        tally[turn.number] = (reached + 1, failed + bool(server_side))
         interaction = target.last_interaction
-        for v in turn.violations:
+        for v in server_side:
             store.offer(v, turn.case, turn.observation, tuple(turns), interaction)
-        found.extend(turn.violations)
+        found.extend(server_side)
         if interaction is not None:
             recorded.append(Recorded(interaction, turn.case, turn.violations))
 
@@ -335,15 +336,25 @@ def _run_plan(
 
 
 def _judge(config: FuzzConfig, target: Target, store: FindingStore, case: Case) -> list[Violation]:
-    """Send ``case`` once, offer every violation it shows to the store, and return them."""
+    """Send ``case`` once, offer every server-side violation to the store, and return them.
+
+    The cassette keeps every verdict, the model's own included, so a replay judges alike.
+    """
     obs = _observe(target, case)
     found = oracles.check(case, obs, only=config.only, skip=config.skip)
     interaction = target.last_interaction
-    for v in found:
+    server_side = _server_side(config, found)
+    for v in server_side:
         store.offer(v, case, obs, interaction=interaction)
     if interaction is not None:
         _record(config, target, "synthetic", [Recorded(interaction, case, tuple(found))])
-    return found
+    return server_side
+
+
+def _server_side(config: FuzzConfig, found: Sequence[Violation]) -> list[Violation]:
+    """``found`` without what the profile says this target's model produces on its own."""
+    prefixes = config.profile.model_signatures
+    return [v for v in found if not (prefixes and v.signature.startswith(prefixes))]
 
 
 def _observe(target: Target, case: Case) -> Observation:

@@ -89,6 +89,9 @@ class Profile(BaseModel):
     switch_modes: bool = True
     server_honours_seed: bool = False
     knob_defaults: KnobDefaults = KnobDefaults()
+    # Signature prefixes this target's model produces on its own (e.g. "bad_arguments:schema"
+    # where nothing constrains the arguments): judged and recorded, never reported as findings.
+    model_signatures: tuple[str, ...] = ()
 
     @field_validator("session_policies")
     @classmethod
