@@ -10,7 +10,8 @@ Two modes:
   shows. It documents the bug and passes in CI, without a server or network;
 - live (``pytest --agentfuzz-base-url http://host:8000/v1 [--agentfuzz-model NAME]``, or
   ``$AGENTFUZZ_BASE_URL``): re-sends the minimal request in ``repro.json`` and asserts
-  ``wire_schema`` no longer fires. It fails while the server has the bug and passes once fixed.
+  ``wire_schema`` no longer fires. It fails while the server has the bug and passes once
+  fixed.
 """
 
 import os

@@ -4,7 +4,14 @@ from pathlib import Path
 
 from agentfuzz.history import Case, History, UserMessage
 from agentfuzz.observation import Exchange, Observation, Violation
-from agentfuzz.repro import Repro, bundle_dir, observed_summary, read_repro, write_bundle
+from agentfuzz.repro import (
+    Repro,
+    _test_file,
+    bundle_dir,
+    observed_summary,
+    read_repro,
+    write_bundle,
+)
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 
@@ -52,3 +59,15 @@ def test_repro_sh_sends_the_exact_body(tmp_path: Path) -> None:
     assert json.loads(body_line) == _repro().request
     assert "ARG Authorization: Bearer sk-canary" in out
     assert "sk-canary" not in script
+
+
+def test_a_bundles_test_file_keeps_to_the_line_limit() -> None:
+    v = Violation(
+        oracle="stream_divergence",
+        message="streamed and non-streamed answers differ " * 10,
+        signature="stream_divergence:shape",
+    )
+    text = _test_file(v)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert 'SIGNATURE = "stream_divergence:shape"' in text
+    compile(text, "test_repro.py", "exec")
