@@ -8,13 +8,14 @@ run. Nothing here touches the project's own .venv.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _kit import BuildError, is_done, mark_done, probe_index, run, size_of
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -25,60 +26,6 @@ DEFAULT_CACHE = ROOT / ".cache" / "live-litellm"
 # index reached from here does not have: 1.108.7 is the newest whose `proxy` extra resolves.
 PROXY = ["litellm[proxy]==1.108.7"]
 
-# Text pip prints when it cannot talk to an index at all (as opposed to a resolution error).
-NETWORK_MARKERS = (
-    "NewConnectionError",
-    "Failed to establish a new connection",
-    "Temporary failure in name resolution",
-    "Name or service not known",
-    "Network is unreachable",
-    "ConnectTimeoutError",
-    "No route to host",
-    "ProxyError",
-)
-
-
-class BuildError(Exception):
-    """A step failed; the message is the one line shown to the user."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def run(cmd: list[str], log: Path, what: str) -> str:
-    """Run a command with its output appended to the build log; raise BuildError on failure."""
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    output = proc.stdout + proc.stderr
-    with log.open("a") as fh:
-        fh.write(f"$ {' '.join(cmd)}\n{output}\n")
-    if proc.returncode != 0:
-        if any(marker in output for marker in NETWORK_MARKERS):
-            raise BuildError(f"{what}: cannot reach the package index (see {log})", code=3)
-        raise BuildError(f"{what} failed with exit {proc.returncode} (see {log})")
-    return proc.stdout
-
-
-def is_done(marker: Path, spec: object) -> bool:
-    """Whether a step's marker exists and records the same spec as now."""
-    try:
-        return bool(json.loads(marker.read_text()) == spec)
-    except (OSError, ValueError):
-        return False
-
-
-def mark_done(marker: Path, spec: object) -> None:
-    marker.write_text(json.dumps(spec))
-
-
-def probe_index(cache: Path, log: Path) -> None:
-    """Fail fast, with exit 3, when the package index cannot be reached at all."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--retries", "1"]
-    with tempfile.TemporaryDirectory(dir=cache) as tmp:
-        # The bare distribution is one small wheel: enough to prove the index answers.
-        bare = PROXY[0].replace("[proxy]", "")
-        run([*cmd, "--timeout", "20", "-d", tmp, bare], log, "probing the package index")
-
 
 def build_venv(cache: Path, log: Path) -> None:
     """Create venv/ with the pinned LiteLLM proxy and check that its CLI imports."""
@@ -87,7 +34,8 @@ def build_venv(cache: Path, log: Path) -> None:
     if is_done(marker, spec):
         print("venv: up to date")
         return
-    probe_index(cache, log)
+    # The bare distribution is one small wheel: enough to prove the index answers.
+    probe_index(cache, log, PROXY[0].replace("[proxy]", ""))
     marker.unlink(missing_ok=True)
     shutil.rmtree(venv, ignore_errors=True)
     started = time.monotonic()
@@ -102,11 +50,6 @@ def build_venv(cache: Path, log: Path) -> None:
         raise BuildError(f"venv: litellm is {version!r}, not {wanted}")
     mark_done(marker, spec)
     print(f"venv: done in {time.monotonic() - started:.0f} s")
-
-
-def size_of(path: Path) -> str:
-    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
-    return f"{total / 2**20:,.0f} MB"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,30 +13,19 @@ import contextlib
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _kit import ServerError, free_port, post, serving
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CACHE = ROOT / ".cache" / "live-litellm"
 START_TIMEOUT = 60.0
-
-
-class ServerError(Exception):
-    """The proxy could not be started or did not become ready; the message is one line."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def proxy_config(backend_url: str, backend_model: str, translate: bool = True) -> dict[str, Any]:
@@ -87,25 +76,6 @@ def check_built(cache: Path) -> None:
             raise ServerError(f"{cache} is not built (no {name}): run live/litellm/build.py first")
 
 
-def is_ready(root: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{root}/health/readiness", timeout=5) as response:
-            return bool(response.status == 200)
-    except (OSError, urllib.error.URLError):
-        return False
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the proxy's whole process group: SIGTERM, then SIGKILL for whatever is left."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=15)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
 @contextlib.contextmanager
 def running(
     cache: Path,
@@ -121,39 +91,13 @@ def running(
     root = f"http://127.0.0.1:{port}"
     config, log = cache / f"proxy-{port}.yaml", cache / f"proxy-{port}.log"
     write_config(config, proxy_config(backend_url, backend_model, translate))
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            proxy_command(cache, config, port),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=proxy_env(),
-            cwd=cache,
-            start_new_session=True,
-        )
+    command, ready = proxy_command(cache, config, port), f"{root}/health/readiness"
     try:
-        deadline = time.monotonic() + timeout
-        while not is_ready(root):
-            if proc.poll() is not None:
-                raise ServerError(
-                    f"litellm exited with {proc.returncode} while starting (see {log})"
-                )
-            if time.monotonic() > deadline:
-                raise ServerError(f"litellm not ready after {timeout:.0f} s (see {log})")
-            time.sleep(0.5)
-        yield f"{root}/v1"
+        with serving("litellm", command, log=log, cwd=cache, ready=ready, timeout=timeout,
+                     env=proxy_env(), grace=15.0):  # fmt: skip
+            yield f"{root}/v1"
     finally:
-        stop(proc)
         config.unlink(missing_ok=True)
-
-
-def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        answer: dict[str, Any] = json.load(response)
-        return answer
 
 
 PARAMETERS = {

@@ -11,34 +11,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _kit import ServerError, free_port, post, serving
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CACHE = ROOT / ".cache" / "live-llamacpp"
 MODEL_NAME = "smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 READY_TIMEOUT = 120.0
-
-
-class ServerError(Exception):
-    """The server could not be started or did not answer; the message is one line."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def server_command(cache: Path, port: int) -> list[str]:
@@ -69,64 +56,16 @@ def check_built(cache: Path) -> None:
             raise ServerError(f"{cache} is not built (no {name}): run live/llamacpp/build.py first")
 
 
-def is_ready(root: str) -> bool:
-    """Whether the server answers; it has no /health, so ask for its model list."""
-    try:
-        with urllib.request.urlopen(f"{root}/v1/models", timeout=5) as response:
-            return bool(response.status == 200)
-    except (OSError, urllib.error.URLError):
-        return False
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the server's whole process group: SIGTERM, then SIGKILL for whatever is left."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=30)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
 @contextlib.contextmanager
 def running(cache: Path, port: int | None = None, timeout: float = READY_TIMEOUT) -> Iterator[str]:
     """Start the server from `cache`, wait until it answers, yield the base URL; stop it on exit."""
     check_built(cache)
     port = port or free_port()
     root = f"http://127.0.0.1:{port}"
-    log = cache / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            server_command(cache, port),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=cache,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + timeout
-        while not is_ready(root):
-            if proc.poll() is not None:
-                raise ServerError(
-                    f"llama.cpp exited with {proc.returncode} while starting (see {log})"
-                )
-            if time.monotonic() > deadline:
-                raise ServerError(f"llama.cpp not answering after {timeout:.0f} s (see {log})")
-            time.sleep(0.5)
+    # It has no /health: its model list answering is the sign it is ready.
+    with serving("llama.cpp", server_command(cache, port), log=cache / "server.log", cwd=cache,
+                 ready=f"{root}/v1/models", timeout=timeout):  # fmt: skip
         yield f"{root}/v1"
-    finally:
-        stop(proc)
-
-
-def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        answer: dict[str, Any] = json.load(response)
-        return answer
 
 
 WEATHER_TOOL = {

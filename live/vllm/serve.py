@@ -12,31 +12,19 @@ import contextlib
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _kit import ServerError, free_port, post, serving
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CACHE = ROOT / ".cache" / "live-vllm"
 MODEL_NAME = "smollm2"
 HEALTH_TIMEOUT = 180.0
-
-
-class ServerError(Exception):
-    """The server could not be started or did not become healthy; the message is one line."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def server_command(cache: Path, port: int) -> list[str]:
@@ -70,64 +58,18 @@ def check_built(cache: Path) -> None:
             raise ServerError(f"{cache} is not built (no {name}): run live/vllm/build.py first")
 
 
-def is_healthy(root: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{root}/health", timeout=5) as response:
-            return bool(response.status == 200)
-    except (OSError, urllib.error.URLError):
-        return False
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the server's whole process group: SIGTERM, then SIGKILL for whatever is left."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=30)
-    # The engine runs in child processes that may outlive the API server: sweep the group.
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
 @contextlib.contextmanager
 def running(cache: Path, port: int | None = None, timeout: float = HEALTH_TIMEOUT) -> Iterator[str]:
     """Start the server from `cache`, wait for /health, yield the base URL; stop it on exit."""
     check_built(cache)
     port = port or free_port()
     root = f"http://127.0.0.1:{port}"
-    log = cache / "server.log"
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            server_command(cache, port),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd=cache,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + timeout
-        while not is_healthy(root):
-            if proc.poll() is not None:
-                raise ServerError(f"vLLM exited with {proc.returncode} while starting (see {log})")
-            if time.monotonic() > deadline:
-                raise ServerError(f"vLLM not healthy after {timeout:.0f} s (see {log})")
-            time.sleep(1)
+    command = server_command(cache, port)
+    log = cache / "server.log"
+    with serving("vLLM", command, log=log, cwd=cache, ready=f"{root}/health", timeout=timeout,
+                 env=env, poll=1.0):  # fmt: skip
         yield f"{root}/v1"
-    finally:
-        stop(proc)
-
-
-def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        answer: dict[str, Any] = json.load(response)
-        return answer
 
 
 WEATHER_TOOL = {
