@@ -7,6 +7,7 @@ means) stay in the target's own build.py and serve.py.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -18,7 +19,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,160 @@ def post(url: str, body: dict[str, Any], timeout: float = 120.0) -> dict[str, An
     with urllib.request.urlopen(request, timeout=timeout) as response:
         answer: dict[str, Any] = json.load(response)
         return answer
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+def forced_call(base_url: str, model: str) -> bool:
+    """Send one chat request forcing `get_weather`; print the answer; say whether it was called."""
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+        "tools": [WEATHER_TOOL],
+        "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        "temperature": 0,
+        "seed": 0,
+        "max_tokens": 200,
+    }
+    started = time.monotonic()
+    answer = post(f"{base_url}/chat/completions", body)
+    print(json.dumps(answer, indent=2))
+    print(f"answered in {time.monotonic() - started:.2f} s")
+    calls = answer["choices"][0]["message"].get("tool_calls") or []
+    if not calls or calls[0]["function"]["name"] != "get_weather":
+        return False
+    json.loads(calls[0]["function"]["arguments"])
+    return True
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def serve_main(
+    description: str,
+    default_cache: Path,
+    running: Callable[[Path, int | None], contextlib.AbstractContextManager[str]],
+    model: str,
+    argv: list[str] | None = None,
+) -> int:
+    """A target's `serve.py`: serve until SIGINT/SIGTERM, or `--check` one forced call and stop."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--cache", type=Path, default=default_cache, help="the cache folder")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port")
+    parser.add_argument("--check", action="store_true", help="one forced tool call, then stop")
+    args = parser.parse_args(argv)
+    # SIGTERM unwinds like SIGINT, so the context manager always stops the process group.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    started = time.monotonic()
+    try:
+        with running(args.cache.resolve(), args.port) as base_url:
+            print(f"ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
+            print(base_url, flush=True)
+            if args.check:
+                ok = forced_call(base_url, model)
+                print("check: ok" if ok else "check: FAILED, no call to get_weather")
+                return 0 if ok else 1
+            while True:
+                signal.pause()
+    except ServerError as exc:
+        print(f"serve.py: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, KeyError, IndexError, ValueError) as exc:
+        print(f"serve.py: check request failed: {exc!r}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def build(script: Path, cache: Path) -> int:
+    """Run a target's build.py on `cache`; its exit code (3: the package index is unreachable)."""
+    return subprocess.run([sys.executable, str(script), "--cache", str(cache)]).returncode
+
+
+def fuzz(label: str, base_url: str, model: str, out: Path, *options: str) -> int:
+    """Run one `agentfuzz fuzz` campaign against `base_url` into `out`; its exit code."""
+    argv = [sys.executable, "-m", "agentfuzz", "fuzz", "--base-url", base_url, "--model", model]
+    argv += ["--out", str(out), "--quiet", *options]
+    print(f"{label}: " + " ".join(argv[1:]), flush=True)
+    return subprocess.run(argv).returncode
+
+
+def report(label: str, out: Path) -> None:
+    """One line from the campaign's summary.json: findings, examples, requests, time."""
+    summary = out / "summary.json"
+    if summary.is_file():
+        data = json.loads(summary.read_text())
+        examples = sum(data["examples"].values())
+        print(f"{label}: {len(data['findings'])} finding(s), {examples} examples, "
+              f"{data['requests']} requests in {data['elapsed_s']:.0f} s", flush=True)  # fmt: skip
+
+
+EXIT_OFFLINE = 3  # build.py: cannot reach the package index
+
+
+def campaign_main(
+    label: str,
+    here: Path,
+    running: Callable[[Path], contextlib.AbstractContextManager[str]],
+    model: str,
+    *,
+    default_cache: Path,
+    profile: str,
+    max_examples: int,
+    workers: int,
+    timeout: int,
+    extra: tuple[str, ...] = (),
+    argv: list[str] | None = None,
+) -> int:
+    """A target's `campaign.py`: build it if needed, serve it, run one campaign, stop everything.
+
+    Exits with agentfuzz's own code (0 nothing found, 1 findings) unless `--findings-ok` turns 1
+    into 0; any other code means agentfuzz or the target broke. With `--skip-offline`, a machine
+    that cannot reach the package index skips (exit 0) with one line.
+    """
+    parser = argparse.ArgumentParser(description=f"{label}: build, serve, fuzz, stop")
+    parser.add_argument("--cache", type=Path, default=default_cache)
+    parser.add_argument("--out", type=Path, default=Path(f"agentfuzz-out/{label}"))
+    parser.add_argument("--profile", default=profile)
+    parser.add_argument("--mode", default="both", choices=("synthetic", "session", "both"))
+    parser.add_argument("--max-examples", type=int, default=max_examples, help="per mode")
+    parser.add_argument("--max-time", type=float, default=300.0, help="seconds of fuzzing")
+    parser.add_argument("--workers", type=int, default=workers)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-offline", action="store_true")
+    parser.add_argument("--findings-ok", action="store_true", help="exit 0 on findings too")
+    args = parser.parse_args(argv)
+    cache = args.cache.resolve()
+    built = build(here / "build.py", cache)
+    if built == EXIT_OFFLINE and args.skip_offline:
+        print(f"{label}: skipped: cannot reach the package index to build the target")
+        return 0
+    if built != 0:
+        return built
+    started = time.monotonic()
+    try:
+        with running(cache) as base_url:
+            took = time.monotonic() - started
+            print(f"{label}: {base_url} ready in {took:.0f} s", flush=True)
+            code = fuzz(label, base_url, model, args.out, "--profile", args.profile,
+                        "--mode", args.mode, "--max-examples", str(args.max_examples),
+                        "--max-time", str(args.max_time), "--workers", str(args.workers),
+                        "--seed", str(args.seed), "--timeout", str(timeout), *extra)  # fmt: skip
+    except ServerError as exc:
+        print(f"{label}: {exc}", file=sys.stderr)
+        return 1
+    report(label, args.out)
+    return 0 if code == 1 and args.findings_ok else code

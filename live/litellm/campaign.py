@@ -19,15 +19,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import json
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 LIVE = HERE.parent
-EXIT_OFFLINE = 3  # build.py: cannot reach the package index
 REFERENCE_MODEL = "kimi-k2-reference"  # what the reference server lists at /v1/models
 
 
@@ -43,28 +40,14 @@ def _load(name: str, path: Path) -> ModuleType:
 
 proxy = _load("litellm_serve", HERE / "serve.py")
 vllm = _load("vllm_serve", LIVE / "vllm" / "serve.py")
+sys.path.insert(0, str(LIVE))
+
+from _kit import EXIT_OFFLINE, build, fuzz, report  # noqa: E402
 
 
-def _build(script: Path, cache: Path) -> int:
-    return subprocess.run([sys.executable, str(script), "--cache", str(cache)]).returncode
-
-
-def _fuzz(base_url: str, model: str, out: Path, args: argparse.Namespace, *extra: str) -> int:
-    argv = [sys.executable, "-m", "agentfuzz", "fuzz", "--base-url", base_url, "--model", model]
-    argv += ["--mode", args.mode, "--max-examples", str(args.max_examples)]
-    argv += ["--max-time", str(args.max_time), "--seed", str(args.seed), "--out", str(out)]
-    argv += ["--timeout", "300", "--quiet", *extra]
-    print("live-litellm: " + " ".join(argv[1:]), flush=True)
-    return subprocess.run(argv).returncode
-
-
-def _report(name: str, out: Path) -> None:
-    summary = out / "summary.json"
-    if summary.is_file():
-        data = json.loads(summary.read_text())
-        examples = sum(data["examples"].values())
-        print(f"live-litellm: {name}: {len(data['findings'])} finding(s), {examples} examples, "
-              f"{data['requests']} requests in {data['elapsed_s']:.0f} s")  # fmt: skip
+def _options(args: argparse.Namespace) -> list[str]:
+    mode = ["--mode", args.mode, "--max-examples", str(args.max_examples)]
+    return [*mode, "--max-time", str(args.max_time), "--seed", str(args.seed), "--timeout", "300"]
 
 
 def _behind_fixed(args: argparse.Namespace) -> int:
@@ -75,9 +58,10 @@ def _behind_fixed(args: argparse.Namespace) -> int:
     # the reference server on the port it was given.
     with proxy.running(args.cache, backend, REFERENCE_MODEL) as base_url:
         print(f"live-litellm: proxy {base_url} -> reference server at {backend}", flush=True)
-        code = _fuzz(base_url, REFERENCE_MODEL, out, args, "--profile", args.profile,
-                     "--backend", "fixed", "--backend-port", str(port))  # fmt: skip
-    _report("fixed", out)
+        backend_options = ["--backend", "fixed", "--backend-port", str(port)]
+        code = fuzz("live-litellm", base_url, REFERENCE_MODEL, out, *_options(args),
+                    "--profile", args.profile, *backend_options)  # fmt: skip
+    report("live-litellm: fixed", out)
     return code
 
 
@@ -86,7 +70,7 @@ def _behind_vllm(args: argparse.Namespace) -> int:
     if args.vllm is None and not (cache / "venv.done").is_file():
         print("live-litellm: vllm: skipped (no live/vllm cache; --vllm builds it)", flush=True)
         return 0
-    built = _build(LIVE / "vllm" / "build.py", cache)
+    built = build(LIVE / "vllm" / "build.py", cache)
     if built != 0:
         return built
     out = args.out / "vllm"
@@ -94,9 +78,9 @@ def _behind_vllm(args: argparse.Namespace) -> int:
         backend = stack.enter_context(vllm.running(cache))
         base_url = stack.enter_context(proxy.running(args.cache, backend, vllm.MODEL_NAME))
         print(f"live-litellm: proxy {base_url} -> vLLM at {backend}", flush=True)
-        code = _fuzz(base_url, vllm.MODEL_NAME, out, args, "--profile", "vllm-cpu",
-                     "--workers", str(args.workers))  # fmt: skip
-    _report("vllm", out)
+        code = fuzz("live-litellm", base_url, vllm.MODEL_NAME, out, *_options(args),
+                    "--profile", "vllm-cpu", "--workers", str(args.workers))  # fmt: skip
+    report("live-litellm: vllm", out)
     return code
 
 
@@ -116,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--findings-ok", action="store_true", help="exit 0 on findings too")
     args = parser.parse_args(argv)
     args.cache = args.cache.resolve()
-    built = _build(HERE / "build.py", args.cache)
+    built = build(HERE / "build.py", args.cache)
     if built == EXIT_OFFLINE and args.skip_offline:
         print("live-litellm: skipped: cannot reach the package index to build the proxy")
         return 0

@@ -8,18 +8,14 @@ live/vllm/serve.py.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
-import signal
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _kit import ServerError, free_port, post, serving
+from _kit import ServerError, free_port, serve_main, serving
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CACHE = ROOT / ".cache" / "live-llamacpp"
@@ -68,73 +64,8 @@ def running(cache: Path, port: int | None = None, timeout: float = READY_TIMEOUT
         yield f"{root}/v1"
 
 
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
-
-
-def check(base_url: str) -> bool:
-    """Send one chat request forcing `get_weather`; print the answer; say whether it was called."""
-    body = {
-        "model": MODEL_NAME,
-        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
-        "tools": [WEATHER_TOOL],
-        "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
-        "temperature": 0,
-        "seed": 0,
-        "max_tokens": 200,
-    }
-    started = time.monotonic()
-    answer = post(f"{base_url}/chat/completions", body)
-    print(json.dumps(answer, indent=2))
-    print(f"answered in {time.monotonic() - started:.2f} s")
-    calls = answer["choices"][0]["message"].get("tool_calls") or []
-    if not calls or calls[0]["function"]["name"] != "get_weather":
-        return False
-    json.loads(calls[0]["function"]["arguments"])
-    return True
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the cache folder")
-    parser.add_argument("--port", type=int, default=None, help="default: a free port")
-    parser.add_argument("--check", action="store_true", help="one forced tool call, then stop")
-    args = parser.parse_args(argv)
-    # SIGTERM unwinds like SIGINT, so the context manager always stops the process group.
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    started = time.monotonic()
-    try:
-        with running(args.cache.resolve(), args.port) as base_url:
-            print(f"answering in {time.monotonic() - started:.1f} s", file=sys.stderr)
-            print(base_url, flush=True)
-            if args.check:
-                ok = check(base_url)
-                print("check: ok" if ok else "check: FAILED, no call to get_weather")
-                return 0 if ok else 1
-            while True:
-                signal.pause()
-    except ServerError as exc:
-        print(f"serve.py: {exc}", file=sys.stderr)
-        return 1
-    except (OSError, KeyError, IndexError, ValueError) as exc:
-        print(f"serve.py: check request failed: {exc!r}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    return serve_main(__doc__.splitlines()[0], DEFAULT_CACHE, running, MODEL_NAME, argv)
 
 
 if __name__ == "__main__":
