@@ -9,7 +9,9 @@ Hermes-style tags are plain text, not special tokens, so a model can write them 
 like any other words. For them only what a server's parser should have taken counts: a
 ``<tool_call>`` that opens a JSON payload, and a ``</tool_call>`` that closes one or that
 stands alone (the rest of a call the parser cut out). ``<tool_response>`` never counts: it
-wraps results in the prompt, and one in the answer is the model imitating its template.
+wraps results in the prompt, and one in the answer is the model imitating its template. Nor does
+any Hermes tag when the request declared no tools: no parser was to take a call out, and the
+model is copying the calls it sees in the history (seed 004's special tokens still count).
 A turn cut by the token limit gets ``:truncated`` on its signature: a parser that leaves a
 half-written call in text is a different fault from one that leaves a whole call there.
 """
@@ -21,7 +23,7 @@ from collections.abc import Iterator
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.oracles._common import is_truncated
+from agentfuzz.oracles._common import declared_tools, is_truncated
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["MARKUP", "find_markup", "leaked_markup"]
@@ -59,9 +61,17 @@ _PAYLOAD_START = re.compile(r"\s*\{")
 _PAYLOAD_END = re.compile(r"\}\s*$")
 
 
-def _counts(match: re.Match[str], text: str) -> bool:
-    """Whether a match is markup a server let through, not a word a model wrote (Hermes tags)."""
+_HERMES = frozenset({"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"})
+
+
+def _counts(match: re.Match[str], text: str, parsed: bool) -> bool:
+    """Whether a match is markup a server let through, not a word a model wrote (Hermes tags).
+
+    ``parsed``: the request declared tools, so the server's tool parser was to read the answer.
+    """
     token = match.group()
+    if token in _HERMES and not parsed:
+        return False
     if token in ("<tool_response>", "</tool_response>"):
         return False
     if token == "<tool_call>":
@@ -72,13 +82,14 @@ def _counts(match: re.Match[str], text: str) -> bool:
     return True
 
 
-def find_markup(text: str) -> list[re.Match[str]]:
-    """Every special-token match in ``text`` that counts as leaked, in order of position."""
-    return [m for m in MARKUP.finditer(text) if _counts(m, text)]
+def find_markup(text: str, parsed: bool = True) -> list[re.Match[str]]:
+    """Every special-token match in ``text`` that counts as leaked, in order of position;
+    ``parsed`` False: no tools were declared, so no parser was to take a Hermes call out."""
+    return [m for m in MARKUP.finditer(text) if _counts(m, text, parsed)]
 
 
-def _violation(where: str, text: str, suffix: str) -> Violation | None:
-    matches = find_markup(text)
+def _violation(where: str, text: str, suffix: str, parsed: bool) -> Violation | None:
+    matches = find_markup(text, parsed)
     if not matches:
         return None
     first = matches[0]
@@ -104,7 +115,8 @@ def leaked_markup(case: Case, obs: Observation) -> Iterator[Violation]:
         places.append((f"tool call {n} name", call.name or ""))
         places.append((f"tool call {n} arguments", call.arguments))
     suffix = ":truncated" if is_truncated(obs) else ""
+    parsed = bool(declared_tools(case))
     for where, text in places:
-        found = _violation(where, text, suffix)
+        found = _violation(where, text, suffix, parsed)
         if found is not None:
             yield found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentfuzz.history import Case, History, Options, UserMessage
+from agentfuzz.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
 from agentfuzz.oracles import check
 
@@ -22,12 +22,17 @@ SEED_004 = (
 )
 
 
-def _leaks(obs: Observation) -> list[Violation]:
-    return check(CASE, obs, only=["leaked_markup"])
+# Hermes tags are plain text: they count only where a tool parser was to read the answer.
+TOOLED = Case(history=History(tools=(Tool(name="f"),), items=(UserMessage(text="discount?"),)))
+
+
+def _leaks(obs: Observation, case: Case = TOOLED) -> list[Violation]:
+    return check(case, obs, only=["leaked_markup"])
 
 
 def test_seed_004_kimi_markup_in_content() -> None:
-    (found,) = _leaks(Observation(exchange=OK, text="Let me compute that. " + SEED_004))
+    # The closing turn left ``tools`` out: special tokens leak all the same.
+    (found,) = _leaks(Observation(exchange=OK, text="Let me compute that. " + SEED_004), CASE)
     assert found.signature == "leaked_markup:<|tool_calls_section_begin|>"
     assert found.evidence.startswith("Let me compute that. <|tool_calls_section_begin|>")
     assert "text" in found.message and "<|tool_call_argument_begin|>" in found.message
@@ -143,3 +148,10 @@ def test_a_turn_cut_by_the_token_limit_is_signed_apart(cut: dict[str, str]) -> N
     assert found.signature == "leaked_markup:<tool_call>:truncated"
     (whole,) = _leaks(Observation(exchange=OK, text=text + '"}}\n</tool_call>'))
     assert whole.signature == "leaked_markup:<tool_call>"
+
+
+def test_a_hermes_call_copied_from_the_history_without_tools_is_the_models() -> None:
+    text = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'
+    assert _leaks(Observation(exchange=OK, text=text), CASE) == []
+    (found,) = _leaks(Observation(exchange=OK, text=text))
+    assert found.signature == "leaked_markup:<tool_call>"
