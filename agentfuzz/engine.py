@@ -1,10 +1,14 @@
 """The fuzz loop: a Hypothesis property per api/stream mode, distinct findings, shrinking, trials.
 
-Each example is one request. Every violation an example shows is offered to the ``FindingStore``,
-which writes a repro bundle the first time a distinct failure (oracle + signature) is seen and
-rewrites it whenever a smaller example fails the same way. The property then raises an exception
-whose *class* is unique to the first violation's key, so Hypothesis treats each distinct failure
-as its own bug and shrinks each one separately (``report_multiple_bugs``).
+Each example is one request (or one session). Every violation an example shows is offered to the
+``FindingStore``, which writes a repro bundle the first time a distinct failure (oracle +
+signature) is seen and rewrites it whenever a smaller example fails the same way. The property
+then raises an exception whose *class* is unique to the first violation's key, so Hypothesis
+treats each distinct failure as its own bug and shrinks each one separately (``passes.py``).
+
+A run that must end early (out of time, stopped, the target gone) halts before its next request,
+whatever stage it is in; the halt is never a failure Hypothesis keeps, and ``run`` turns it into
+what the report says.
 """
 
 from __future__ import annotations
@@ -13,23 +17,20 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
-import threading
 import time
+import traceback
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz import oracles
 from agentfuzz.findings import Finding, FindingStore, Report, Status, TurnTable
 from agentfuzz.history import Api, Case
 from agentfuzz.observation import Observation, Violation
+from agentfuzz.passes import Diverged, Interrupted, OutOfTime, TargetGone, failure, run_pass
 from agentfuzz.plan import Plan
 from agentfuzz.profiles import Profile
 from agentfuzz.reduce import reduce_case
@@ -104,44 +105,15 @@ class FuzzConfig:
     differential: bool = False
 
 
-class _Failure(AssertionError):
-    """Base of the per-key failure classes Hypothesis sees."""
-
-    violation: Violation
-
-
-_FAILURE_CLASSES: dict[tuple[str, str], type[_Failure]] = {}
-# Shards of one --workers campaign run as threads: one class per key, whichever thread asks.
-_CLASSES_LOCK = threading.Lock()
-
-
-def _failure_class(key: tuple[str, str]) -> type[_Failure]:
-    # A distinct class per (oracle, signature) makes Hypothesis treat each as a distinct bug.
-    with _CLASSES_LOCK:
-        if key not in _FAILURE_CLASSES:
-            tag = hashlib.sha1("\0".join(key).encode()).hexdigest()[:8]
-            _FAILURE_CLASSES[key] = type(f"{key[0]}_{tag}", (_Failure,), {})
-        return _FAILURE_CLASSES[key]
-
-
-class _StopRun(BaseException):
-    """Raised through Hypothesis (which only catches Exception) when the target went away."""
-
-
-class _Diverged(BaseException):
-    """Raised through Hypothesis when a replayed campaign asks for what its cassette lacks."""
-
-
 Progress = Callable[[Status], None]
-
-
-class _OutOfTime(BaseException):
-    """Raised through Hypothesis when ``--max-time`` has passed."""
+MAX_PASSES = 8
+# The clock the deadline is read from (tests move it to stop a run inside a chosen stage).
+_clock = time.monotonic
 
 
 class _Meter:
-    """Counts examples over the whole run, hands the progress callback a ``Status``, and ends
-    the run when asked to stop or out of time."""
+    """Counts examples over the whole run, hands the progress callback a ``Status``, and halts
+    the run, before its next request, once asked to stop or out of time."""
 
     def __init__(
         self,
@@ -154,317 +126,290 @@ class _Meter:
         self.examples = 0
         # Examples per mode, counted as they run: a run cut short still reports them.
         self.by_phase: dict[str, int] = {}
+        self.phase, self.stage = "", ""
 
     def example(self, phase: str) -> None:
-        self._halt()
+        self.halt()
         self.examples += 1
         self.by_phase[phase] = self.by_phase.get(phase, 0) + 1
-        self.progress(self.store.status(phase, self.examples))
+        self.phase = phase
+        self.progress(self.store.status(phase, self.examples, self.stage))
 
     def step(self, phase: str) -> None:
         """A request that is not an example: a shrink or confirmation try."""
-        self._halt()
-        self.progress(self.store.status(phase, self.examples))
+        self.halt()
+        self.phase = phase
+        self.progress(self.store.status(phase, self.examples, self.stage))
 
-    def _halt(self) -> None:
+    def enter(self, stage: str, phase: str | None = None) -> None:
+        """The run moves on to ``stage`` (of ``phase``); a display hears of it at once."""
+        if (stage, phase or self.phase) != (self.stage, self.phase):
+            self.stage, self.phase = stage, phase or self.phase
+            self.progress(self.store.status(self.phase, self.examples, stage))
+
+    def halt(self) -> None:
         if self.stop():
-            # As if Ctrl-C reached this thread: the run ends and reports what it found.
-            raise KeyboardInterrupt
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise _OutOfTime
+            raise Interrupted
+        if self.deadline is not None and _clock() > self.deadline:
+            raise OutOfTime
 
 
-MAX_PASSES = 8
+class _Run:
+    """One campaign under way: its configuration, the target, what it found and its meter."""
 
+    def __init__(
+        self, config: FuzzConfig, target: Target, store: FindingStore, meter: _Meter
+    ) -> None:
+        self.config, self.target, self.store, self.meter = config, target, store, meter
+        self.report = Report()
 
-def _fuzz_mode(
-    config: FuzzConfig,
-    store: FindingStore,
-    label: str,
-    strategy: SearchStrategy[Any],
-    judge: Callable[[Any], list[Violation]],
-    db_key: str,
-    meter: _Meter,
-    on_pass: Callable[[], None] = lambda: None,
-) -> None:
-    """Fuzz one api/stream mode with ``strategy``; ``meter`` counts its examples as ``label``.
+    def campaign(self) -> None:
+        """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
+        for mode in self.config.modes:
+            for kind in self.config.kinds:  # in the order given: shards start on different kinds
+                with self._tape(f"{kind}-{_slug(mode)}"):
+                    if kind == "synthetic":
+                        self._synthetic(mode)
+                    else:
+                        self._sessions(mode)
+        if not self.store.by_key:
+            return
+        with self._tape("shrink"):
+            self.meter.enter("reduce", "shrink")
+            for key in list(self.store.by_key):
+                self._reduce(self.store.by_key[key])
+            self.meter.enter("confirm", "confirm")
+            for finding in self.store.by_key.values():
+                self._trials(finding)
+                finding.bundle = self.store.write(finding)
 
-    Hypothesis stops generating soon after its first failures, and only the first failure an
-    example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
-    failures no earlier pass has shrunk, and passes go on while they find new ones. The last
-    pass finds nothing new, so it has explored ``max_examples`` examples in full, and it never
-    shrinks: what it measures (the session turn table) is an unbiased sample.
-    """
-    shrunk: set[tuple[str, str]] = set()
-    raised: set[tuple[str, str]] = set()
+    def _fuzz_mode(
+        self,
+        label: str,
+        strategy: SearchStrategy[Any],
+        judge: Callable[[Any], list[Violation]],
+        db_key: str,
+        on_pass: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Fuzz one api/stream mode with ``strategy``; the meter counts its examples as ``label``.
 
-    def check(example: Any) -> None:
-        meter.example(label)
-        fresh = [v for v in judge(example) if v.key not in shrunk]
-        if fresh:
-            first = fresh[0]
-            raised.add(first.key)
-            failure = _failure_class(first.key)(f"{first.oracle}: {first.message}")
-            failure.violation = first
-            raise failure
+        Hypothesis stops generating soon after its first failures, and only the first failure an
+        example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
+        failures no earlier pass has shrunk, and passes go on while they find new ones. The last
+        pass finds nothing new, so it has explored ``max_examples`` examples in full, and it never
+        shrinks: what it measures (the session turn table) is an unbiased sample.
+        """
+        shrunk: set[tuple[str, str]] = set()
+        raised: set[tuple[str, str]] = set()
 
-    for number in range(MAX_PASSES):
-        before = len(raised)
-        on_pass()
-        seed = None if config.seed is None else config.seed + number
-        _hypothesis_pass(config, strategy, check, seed, db_key)
-        shrunk |= raised
-        if len(raised) == before:
-            break
+        def check(example: Any) -> None:
+            self.meter.example(label)
+            fresh = [v for v in judge(example) if v.key not in shrunk]
+            if fresh:
+                raised.add(fresh[0].key)
+                self.meter.enter("shrink")
+                raise failure(fresh[0])
 
+        for number in range(MAX_PASSES):
+            before = len(raised)
+            on_pass()
+            self.meter.enter("generate" if number == 0 else "target", label)
+            seed = None if self.config.seed is None else self.config.seed + number
+            run_pass(
+                strategy,
+                check,
+                max_examples=self.config.max_examples,
+                seed=seed,
+                database=self.config.database,
+                db_key=db_key,
+            )
+            shrunk |= raised
+            if len(raised) == before:
+                break
 
-def _hypothesis_pass(
-    config: FuzzConfig,
-    strategy: SearchStrategy[Any],
-    check: Callable[[Any], None],
-    seed: int | None,
-    db_key: str,
-) -> None:
-    db = None
-    if config.database is not None:
-        db = DirectoryBasedExampleDatabase(str(config.database))
-    prop = settings(
-        max_examples=config.max_examples,
-        deadline=None,
-        database=db,
-        report_multiple_bugs=True,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-    )(given(strategy)(check))
-    if seed is not None:
-        prop = hypothesis_seed(seed)(prop)
-    # One example database key per target and mode, so saved failures replay where they failed.
-    prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
-    # The failures themselves are already in the store; what Hypothesis raises at the end
-    # only confirms them (or says one would not reproduce: the trials measure that).
-    with contextlib.suppress(AssertionError, ExceptionGroup, Flaky):
-        prop()
+    def _db_key(self, mode: Mode, kind: Kind) -> str:
+        api, stream = mode
+        target, profile = self.target, self.config.profile.name
+        key = f"{target.base_url}|{target.model}|{profile}|{api}|{stream}"
+        return key if kind == "synthetic" else f"{key}|{kind}"
 
+    def _synthetic(self, mode: Mode) -> None:
+        api, stream = mode
+        self._fuzz_mode(
+            _label(mode),
+            cases(self.config.profile, api, stream),
+            self._tried(self._judge),
+            self._db_key(mode, "synthetic"),
+        )
 
-def _db_key(config: FuzzConfig, target: Target, mode: Mode, kind: Kind) -> str:
-    api, stream = mode
-    key = f"{target.base_url}|{target.model}|{config.profile.name}|{api}|{stream}"
-    return key if kind == "synthetic" else f"{key}|{kind}"
+    def _sessions(self, mode: Mode) -> None:
+        """Fuzz one starting mode with whole sessions; add the last pass's turns to the report."""
+        api, stream = mode
+        tally: TurnTable = {}
+        self._fuzz_mode(
+            f"session {_label(mode)}",
+            plans(self.config.profile, api, stream, self.config.modes),
+            self._tried(lambda plan: self._run_plan(plan, tally)),
+            self._db_key(mode, "session"),
+            tally.clear,
+        )
+        table = self.report.turns
+        for number, (reached, failed) in tally.items():
+            before = table.get(number, (0, 0))
+            table[number] = (before[0] + reached, before[1] + failed)
 
+    def _run_plan(self, plan: Plan, tally: TurnTable) -> list[Violation]:
+        """Run one session; offer each turn's violations as they appear, with the transcript."""
+        turns: list[Turn] = []
+        found: list[Violation] = []
+        recorded: list[Recorded] = []
 
-def _synthetic(
-    config: FuzzConfig, target: Target, store: FindingStore, mode: Mode, meter: _Meter
-) -> None:
-    api, stream = mode
-    _fuzz_mode(
-        config,
-        store,
-        _label(mode),
-        cases(config.profile, api, stream),
-        _tried(config, target, store, lambda case: _judge(config, target, store, case)),
-        _db_key(config, target, mode, "synthetic"),
-        meter,
-    )
+        def check(case: Case, obs: Observation) -> list[Violation]:
+            return oracles.check(case, obs, only=self.config.only, skip=self.config.skip)
 
+        def record(turn: Turn) -> None:
+            turns.append(turn)
+            server_side = self._server_side(turn.violations)
+            reached, failed = tally.get(turn.number, (0, 0))
+            tally[turn.number] = (reached + 1, failed + bool(server_side))
+            interaction = self.target.last_interaction
+            for v in server_side:
+                self.store.offer(v, turn.case, turn.observation, tuple(turns), interaction)
+            found.extend(server_side)
+            if interaction is not None:
+                recorded.append(Recorded(interaction, turn.case, turn.violations))
 
-def _sessions(
-    config: FuzzConfig,
-    target: Target,
-    store: FindingStore,
-    mode: Mode,
-    meter: _Meter,
-    table: TurnTable,
-) -> None:
-    """Fuzz one starting mode with whole sessions; add the last pass's turns to ``table``."""
-    api, stream = mode
-    tally: TurnTable = {}
+        try:
+            run_session(plan, self._observe, check, record)
+        finally:
+            # Even a session the target died in, or the run stopped in, is kept so far.
+            self._record("session", recorded)
+        return found
 
-    def fresh_pass() -> None:
-        tally.clear()
+    def _judge(self, case: Case) -> list[Violation]:
+        """Send ``case`` once, offer every server-side violation to the store, and return them.
 
-    def judge(plan: Plan) -> list[Violation]:
-        return _run_plan(config, target, store, plan, tally)
-
-    _fuzz_mode(
-        config,
-        store,
-        f"session {_label(mode)}",
-        plans(config.profile, api, stream, config.modes),
-        _tried(config, target, store, judge),
-        _db_key(config, target, mode, "session"),
-        meter,
-        fresh_pass,
-    )
-    for number, (reached, failed) in tally.items():
-        before = table.get(number, (0, 0))
-        table[number] = (before[0] + reached, before[1] + failed)
-
-
-def _run_plan(
-    config: FuzzConfig, target: Target, store: FindingStore, plan: Plan, tally: TurnTable
-) -> list[Violation]:
-    """Run one session; offer each turn's violations as they appear, with the transcript."""
-    turns: list[Turn] = []
-    found: list[Violation] = []
-
-    def send(case: Case) -> Observation:
-        return _observe(target, case)
-
-    def check(case: Case, obs: Observation) -> list[Violation]:
-        return oracles.check(case, obs, only=config.only, skip=config.skip)
-
-    recorded: list[Recorded] = []
-
-    def record(turn: Turn) -> None:
-        turns.append(turn)
-        server_side = _server_side(config, turn.violations)
-        reached, failed = tally.get(turn.number, (0, 0))
-        tally[turn.number] = (reached + 1, failed + bool(server_side))
-        interaction = target.last_interaction
+        The cassette keeps every verdict, the model's own included, so a replay judges alike.
+        """
+        obs = self._observe(case)
+        found = oracles.check(case, obs, only=self.config.only, skip=self.config.skip)
+        interaction = self.target.last_interaction
+        server_side = self._server_side(found)
         for v in server_side:
-            store.offer(v, turn.case, turn.observation, tuple(turns), interaction)
-        found.extend(server_side)
+            self.store.offer(v, case, obs, interaction=interaction)
         if interaction is not None:
-            recorded.append(Recorded(interaction, turn.case, turn.violations))
+            self._record("synthetic", [Recorded(interaction, case, tuple(found))])
+        return server_side
 
-    try:
-        run_session(plan, send, check, record)
-    finally:
-        # Even a session the target died in is kept, up to its last answer.
-        _record(config, target, "session", recorded)
-    return found
+    def _server_side(self, found: Sequence[Violation]) -> list[Violation]:
+        """``found`` without what the profile says this target's model produces on its own."""
+        prefixes = self.config.profile.model_signatures
+        return [v for v in found if not (prefixes and v.signature.startswith(prefixes))]
 
+    def _observe(self, case: Case) -> Observation:
+        # Every request of every stage passes here: a stop takes effect before the next one.
+        self.meter.halt()
+        try:
+            return self.target.observe(case)
+        except TargetUnreachable as exc:
+            raise TargetGone(str(exc)) from None
+        except NotInCassette as exc:
+            raise Diverged(str(exc)) from None
 
-def _judge(config: FuzzConfig, target: Target, store: FindingStore, case: Case) -> list[Violation]:
-    """Send ``case`` once, offer every server-side violation to the store, and return them.
+    def _record(self, kind: Kind, recorded: list[Recorded]) -> None:
+        """With ``--record``, write one example's or session's exchanges as one cassette."""
+        config = self.config
+        if config.record is None or not recorded:
+            return
+        first = recorded[0].case
+        digest = hashlib.sha1()
+        for item in recorded:
+            body = item.interaction[0].body or b""
+            digest.update(body.encode() if isinstance(body, str) else body)
+        mode = f"{first.api}-{'stream' if first.stream else 'no-stream'}"
+        about = {
+            "target": self.target.base_url,
+            "model": self.target.model,
+            "profile": config.profile.name,
+            "kind": kind,
+            "api": first.api,
+            "stream": first.stream,
+        }
+        path = config.record / f"{kind}-{mode}-{digest.hexdigest()[:12]}.yaml"
+        write_cassette(path, recorded, about)
 
-    The cassette keeps every verdict, the model's own included, so a replay judges alike.
-    """
-    obs = _observe(target, case)
-    found = oracles.check(case, obs, only=config.only, skip=config.skip)
-    interaction = target.last_interaction
-    server_side = _server_side(config, found)
-    for v in server_side:
-        store.offer(v, case, obs, interaction=interaction)
-    if interaction is not None:
-        _record(config, target, "synthetic", [Recorded(interaction, case, tuple(found))])
-    return server_side
+    def _tries(self, finding: Finding | None = None) -> int:
+        """Tries per judgement: ``--trials K``, or under ``auto`` what the rate measured needs."""
+        if self.config.trials != "auto":
+            return self.config.trials
+        return finding.tries if finding is not None else 1
 
+    def _tried(self, judge: Callable[[Any], list[Violation]]) -> Callable[[Any], list[Violation]]:
+        """``judge`` trying an example up to K times, stopping at the first failure; under
+        ``--trials auto`` each new failure's rate is measured first, and K follows the worst."""
 
-def _server_side(config: FuzzConfig, found: Sequence[Violation]) -> list[Violation]:
-    """``found`` without what the profile says this target's model produces on its own."""
-    prefixes = config.profile.model_signatures
-    return [v for v in found if not (prefixes and v.signature.startswith(prefixes))]
+        def tried(example: Any) -> list[Violation]:
+            tries = max((self._tries(f) for f in self.store.by_key.values()), default=self._tries())
+            for _ in range(tries):
+                found = judge(example)
+                if found:
+                    if self.config.trials == "auto":
+                        self._measure_new(found)
+                    return found
+            return []
 
+        return tried
 
-def _observe(target: Target, case: Case) -> Observation:
-    try:
-        return target.observe(case)
-    except TargetUnreachable as exc:
-        raise _StopRun(str(exc)) from None
-    except NotInCassette as exc:
-        raise _Diverged(str(exc)) from None
+    def _measure_new(self, found: list[Violation]) -> None:
+        stage = self.meter.stage
+        for v in found:
+            finding = self.store.by_key.get(v.key)
+            if finding is None or finding.measured:
+                continue
+            finding.measured = True
+            self.meter.enter("confirm")
+            hits = measure(MEASURE_TRIES, functools.partial(self._fires, v.key, finding.case))
+            # A failure never seen again is not worth K tries on every later example: it is
+            # reported as not reproduced, and the run goes on at its pace.
+            self.store.by_key[v.key].tries = tries_for(hits / MEASURE_TRIES) if hits else 1
+        self.meter.enter(stage)
 
+    def _fires(self, key: tuple[str, str], case: Case) -> bool:
+        return any(v.key == key for v in self._judge(case))
 
-def _record(config: FuzzConfig, target: Target, kind: Kind, recorded: list[Recorded]) -> None:
-    """With ``--record``, write one example's or session's exchanges as one cassette."""
-    if config.record is None or not recorded:
-        return
-    first = recorded[0].case
-    digest = hashlib.sha1()
-    for item in recorded:
-        body = item.interaction[0].body or b""
-        digest.update(body.encode() if isinstance(body, str) else body)
-    mode = f"{first.api}-{'stream' if first.stream else 'no-stream'}"
-    about = {
-        "target": target.base_url,
-        "model": target.model,
-        "profile": config.profile.name,
-        "kind": kind,
-        "api": first.api,
-        "stream": first.stream,
-    }
-    path = config.record / f"{kind}-{mode}-{digest.hexdigest()[:12]}.yaml"
-    write_cassette(path, recorded, about)
+    def _reduce(self, finding: Finding) -> None:
+        key, tries = finding.violation.key, self._tries(finding)
 
+        def fails(case: Case) -> bool:
+            self.meter.step("shrink")
+            return fails_within(tries, functools.partial(self._fires, key, case))
 
-def _shows(key: tuple[str, str], violations: list[Violation]) -> bool:
-    return any(v.key == key for v in violations)
+        reduce_case(finding.case, fails)
 
+    def _trials(self, finding: Finding) -> None:
+        """Measure the final repro's rate: over ``MEASURE_TRIES`` tries (or K, if more), and
+        over ``RATE_TRIES`` when neither 0 nor 1, so the rate a flaky repro states can be quoted."""
+        key, case = finding.violation.key, finding.case
+        self.meter.step("confirm")
+        attempt = functools.partial(self._fires, key, case)
+        hits, tries = rate(attempt, max(MEASURE_TRIES, self._tries(finding)))
+        finding.reproduced = f"{hits}/{tries}"
+        finding.flaky = 0 < hits < tries
 
-def _tries(config: FuzzConfig, finding: Finding | None = None) -> int:
-    """Tries per judgement: ``--trials K``, or under ``auto`` what the rate measured needs."""
-    if config.trials != "auto":
-        return config.trials
-    return finding.tries if finding is not None else 1
-
-
-def _tried(
-    config: FuzzConfig,
-    target: Target,
-    store: FindingStore,
-    judge: Callable[[Any], list[Violation]],
-) -> Callable[[Any], list[Violation]]:
-    """``judge`` trying an example up to K times, stopping at the first failure; under
-    ``--trials auto`` each new failure's rate is measured first, and K follows the worst."""
-
-    def tried(example: Any) -> list[Violation]:
-        tries = max((_tries(config, f) for f in store.by_key.values()), default=_tries(config))
-        for _ in range(tries):
-            found = judge(example)
-            if found:
-                if config.trials == "auto":
-                    _measure_new(config, target, store, found)
-                return found
-        return []
-
-    return tried
-
-
-def _measure_new(
-    config: FuzzConfig, target: Target, store: FindingStore, found: list[Violation]
-) -> None:
-    for v in found:
-        finding = store.by_key.get(v.key)
-        if finding is None or finding.measured:
-            continue
-        finding.measured = True
-        attempt = functools.partial(_fires, config, target, store, v.key, finding.case)
-        hits = measure(MEASURE_TRIES, attempt)
-        # A failure never seen again is not worth K tries on every later example: it is
-        # reported as not reproduced, and the run goes on at its pace.
-        store.by_key[v.key].tries = tries_for(hits / MEASURE_TRIES) if hits else 1
-
-
-def _fires(
-    config: FuzzConfig, target: Target, store: FindingStore, key: tuple[str, str], case: Case
-) -> bool:
-    return _shows(key, _judge(config, target, store, case))
-
-
-def _reduce(
-    config: FuzzConfig, target: Target, store: FindingStore, finding: Finding, meter: _Meter
-) -> None:
-    key, tries = finding.violation.key, _tries(config, finding)
-
-    def fails(case: Case) -> bool:
-        meter.step("shrink")
-        return fails_within(tries, functools.partial(_fires, config, target, store, key, case))
-
-    reduce_case(finding.case, fails)
-
-
-def _trials(
-    config: FuzzConfig, target: Target, store: FindingStore, finding: Finding, meter: _Meter
-) -> None:
-    """Measure the final repro's rate: over ``MEASURE_TRIES`` tries (or K, if more), and over
-    ``RATE_TRIES`` when it is neither 0 nor 1, so the rate a flaky repro states can be quoted."""
-    key, case = finding.violation.key, finding.case
-    meter.step("confirm")
-    attempt = functools.partial(_fires, config, target, store, key, case)
-    hits, tries = rate(attempt, max(MEASURE_TRIES, _tries(config, finding)))
-    finding.reproduced = f"{hits}/{tries}"
-    finding.flaky = 0 < hits < tries
+    def _tape(self, part: str) -> contextlib.AbstractContextManager[None]:
+        """The cassette one part of a campaign plays from or records into (none without
+        --cassette)."""
+        config = self.config
+        if config.cassette is None:
+            return contextlib.nullcontext()
+        about = {
+            "target": self.target.base_url,
+            "model": self.target.model,
+            "profile": config.profile.name,
+            "seed": config.seed,
+            "part": part,
+        }
+        return self.target.cassette(config.cassette / f"{part}.yaml", about)
 
 
 @contextlib.contextmanager
@@ -503,39 +448,6 @@ def _slug(mode: Mode) -> str:
     return f"{api}-{'stream' if stream else 'no-stream'}"
 
 
-def _tape(config: FuzzConfig, target: Target, part: str) -> contextlib.AbstractContextManager[None]:
-    """The cassette one part of a campaign plays from or records into (none without --cassette)."""
-    if config.cassette is None:
-        return contextlib.nullcontext()
-    about = {
-        "target": target.base_url,
-        "model": target.model,
-        "profile": config.profile.name,
-        "seed": config.seed,
-        "part": part,
-    }
-    return target.cassette(config.cassette / f"{part}.yaml", about)
-
-
-def _campaign(
-    config: FuzzConfig, target: Target, store: FindingStore, report: Report, meter: _Meter
-) -> None:
-    """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
-    for mode in config.modes:
-        for kind in config.kinds:  # in the order given: shards start on different kinds
-            with _tape(config, target, f"{kind}-{_slug(mode)}"):
-                if kind == "synthetic":
-                    _synthetic(config, target, store, mode, meter)
-                else:
-                    _sessions(config, target, store, mode, meter, report.turns)
-    with _tape(config, target, "shrink"):
-        for key in list(store.by_key):
-            _reduce(config, target, store, store.by_key[key], meter)
-        for finding in store.by_key.values():
-            _trials(config, target, store, finding, meter)
-            finding.bundle = store.write(finding)
-
-
 def run(
     config: FuzzConfig,
     progress: Progress = lambda _: None,
@@ -544,9 +456,12 @@ def run(
     """Fuzz every configured mode; return the report. Bundles are on disk as findings appear.
 
     ``progress`` gets a ``Status`` after every example and shrink step; once ``stop()`` is true,
-    the run ends at its next example as if interrupted (for runs in threads, which Ctrl-C misses).
+    the run ends before its next request as if interrupted (for runs in threads, which Ctrl-C
+    misses). However the run ends (done, out of time, stopped, the target gone, a bug of ours),
+    the report says so and holds every finding so far; only a target never reached and a
+    cassette replay that cannot go on raise.
     """
-    started = time.monotonic()
+    started = _clock()
     if config.cassette is not None:
         # A campaign replays only if it asks the same questions: no saved examples, a fixed seed.
         config = dataclasses.replace(config, database=None, seed=config.seed or 0)
@@ -561,35 +476,38 @@ def run(
         config.backend,
         config.differential,
     )
-
     store = FindingStore(config.out)
-    report = Report()
     deadline = None if config.max_time is None else started + config.max_time
     meter = _Meter(store, progress, stop, deadline)
+    fuzz = _Run(config, target, store, meter)
+    report = fuzz.report
     steady = _same_questions() if config.cassette is not None else contextlib.nullcontext()
     try:
         with steady:
-            _campaign(config, target, store, report, meter)
-    except _Diverged as diverged:
+            fuzz.campaign()
+    except Diverged as diverged:
         # Findings so far are on disk; the replay itself cannot go on.
         target.close()
         raise NotInCassette(str(diverged)) from None
-    except _StopRun as stop:
+    except TargetGone as gone:
         if target.last_answered is None:
-            raise TargetUnreachable(str(stop)) from None
+            raise TargetUnreachable(str(gone)) from None
         report.stopped_answering = True
         case, obs = target.last_answered
         crash = Violation(
             "error",
             "the server stopped answering after this request",
-            evidence=str(stop),
+            evidence=str(gone),
             signature="error:stopped_answering",
         )
         store.offer(crash, case, obs)
-    except KeyboardInterrupt:
-        report.interrupted = True
-    except _OutOfTime:
+    except OutOfTime:
         report.out_of_time = True
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM in this thread, or stop() (Interrupted)
+        report.interrupted = True
+    except Exception as exc:  # a bug of ours: the run still reports what it found
+        report.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        report.traceback = traceback.format_exc()
     finally:
         report.examples = dict(meter.by_phase)
         report.calls = target.calls
@@ -597,5 +515,5 @@ def run(
             report.not_served = target.last_not_served.strip()
         target.close()
     report.findings = sorted(store.by_key.values(), key=lambda f: f.violation.key)
-    report.elapsed = time.monotonic() - started
+    report.elapsed = _clock() - started
     return report

@@ -38,6 +38,9 @@ class Status:
     failures: tuple[tuple[str, str], ...] = ()
     # The failure whose repro last got smaller, and its size now (history items).
     shrinking: tuple[str, int] | None = None
+    # What the run does in that phase: generate, target (a later pass), shrink (after a
+    # failure: Hypothesis shrinks it, and may still generate), reduce, confirm; "" before any.
+    stage: str = ""
 
     def by_oracle(self) -> dict[str, int]:
         """Distinct failures per oracle, most first."""
@@ -81,6 +84,9 @@ class Report:
     out_of_time: bool = False
     # Set when every answer was a 401/403/404/405/429: the target was not tested at all.
     not_served: str | None = None
+    # A bug of ours ended the run: one line here, the traceback beside it (not in the summary).
+    error: str | None = None
+    traceback: str = ""
     # Session mode: per turn number, sessions that reached it and sessions that failed there.
     turns: TurnTable = field(default_factory=dict)
 
@@ -112,6 +118,7 @@ class Report:
             "interrupted": self.interrupted,
             "out_of_time": self.out_of_time,
             "not_served": self.not_served,
+            "error": self.error,
         }
 
 
@@ -151,9 +158,9 @@ class FindingStore:
         candidate.bundle = self.write(candidate)
         self.by_key[violation.key] = candidate
 
-    def status(self, phase: str, examples: int) -> Status:
+    def status(self, phase: str, examples: int, stage: str = "") -> Status:
         """What a progress display shows of the run at this point."""
-        return Status(phase, examples, tuple(self.by_key), self.shrinking)
+        return Status(phase, examples, tuple(self.by_key), self.shrinking, stage)
 
     def write(self, finding: Finding) -> Path:
         # The exchange holds the exact URL and body that were sent: the repro is that request.

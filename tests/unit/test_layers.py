@@ -32,6 +32,7 @@ LAYERS = {
     "trials": 7,
     "replay": 7,
     "minimize": 7,
+    "passes": 7,
     "workers": 8,
     "_shard": 8,
     "_progress": 8,

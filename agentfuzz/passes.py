@@ -1,0 +1,145 @@
+"""One Hypothesis pass over a strategy, and the halts that end a run without Hypothesis keeping any.
+
+The fuzz property raises ``failure(violation)`` for the first fresh violation an example shows: an
+exception whose *class* is unique to the violation's (oracle, signature), so Hypothesis shrinks each
+distinct failure on its own (``report_multiple_bugs``). The failures themselves are already in the
+finding store; what Hypothesis raises at the end of a pass only confirms them, and is dropped.
+
+A run ends early by raising a ``Halt`` from inside the property: out of time, stopped (Ctrl-C,
+SIGTERM, a caller's ``stop()``), the target gone, a cassette with no answer left. A halt is a
+``KeyboardInterrupt`` on purpose: that is the one exception Hypothesis's engine treats as "the user
+stopped this", in every phase (generation, shrinking, a later pass), so it keeps nothing of the
+example, saves nothing to its database and re-raises it. Only when Hypothesis replays its minimal
+failing examples at the end of a pass does it collect whatever each one raises, a halt included,
+into one ``BaseExceptionGroup``; ``run_pass`` takes such a group apart and re-raises the halt alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky
+from hypothesis.strategies import SearchStrategy
+
+from agentfuzz.observation import Violation
+
+__all__ = [
+    "Diverged",
+    "Failure",
+    "Halt",
+    "Interrupted",
+    "OutOfTime",
+    "TargetGone",
+    "failure",
+    "run_pass",
+]
+
+
+class Failure(AssertionError):
+    """Base of the per-key failure classes Hypothesis sees."""
+
+    violation: Violation
+
+
+class Halt(KeyboardInterrupt):
+    """Ends the run from inside a Hypothesis property (see the module docstring for why a
+    ``KeyboardInterrupt``). ``str()`` is the reason, for the kinds that have one."""
+
+
+class OutOfTime(Halt):
+    """``--max-time`` has passed."""
+
+
+class Interrupted(Halt):
+    """The caller's ``stop()`` said so: Ctrl-C or SIGTERM reached another thread."""
+
+
+class TargetGone(Halt):
+    """The target stopped accepting connections."""
+
+
+class Diverged(Halt):
+    """A replayed campaign asked for what its cassette lacks."""
+
+
+_CLASSES: dict[tuple[str, str], type[Failure]] = {}
+# Shards of one --workers campaign run as threads: one class per key, whichever thread asks.
+_CLASSES_LOCK = threading.Lock()
+
+
+def failure(violation: Violation) -> Failure:
+    """The exception the property raises for ``violation``: its class is its key's own."""
+    key = violation.key
+    with _CLASSES_LOCK:
+        if key not in _CLASSES:
+            tag = hashlib.sha1("\0".join(key).encode()).hexdigest()[:8]
+            _CLASSES[key] = type(f"{key[0]}_{tag}", (Failure,), {})
+        kind = _CLASSES[key]
+    raised = kind(f"{violation.oracle}: {violation.message}")
+    raised.violation = violation
+    return raised
+
+
+def run_pass(
+    strategy: SearchStrategy[Any],
+    check: Callable[[Any], None],
+    *,
+    max_examples: int,
+    seed: int | None,
+    database: Path | None,
+    db_key: str,
+) -> None:
+    """Run ``check`` over ``strategy`` as one Hypothesis test; re-raise a halt as itself.
+
+    Hypothesis's own messages (how to reproduce a failure, slow shrinking) are for people
+    running a test suite, not a fuzz campaign: the pass runs quiet.
+    """
+    prop = settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None if database is None else DirectoryBasedExampleDatabase(str(database)),
+        report_multiple_bugs=True,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )(given(strategy)(check))
+    if seed is not None:
+        prop = hypothesis_seed(seed)(prop)
+    # One example database key per target and mode, so saved failures replay where they failed.
+    prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
+    try:
+        prop()
+    except BaseException as raised:
+        leaves = list(_leaves(raised))
+        halts = [e for e in leaves if isinstance(e, KeyboardInterrupt)]
+        if halts:
+            raise max(halts, key=_severity) from None
+        foreign = [e for e in leaves if not isinstance(e, Failure | Flaky)]
+        if foreign:
+            # A bug of ours (or of a strategy), not a finding: it must not pass for one.
+            raise foreign[0] from None
+
+
+def _leaves(raised: BaseException) -> Iterator[BaseException]:
+    if isinstance(raised, BaseExceptionGroup):
+        for inner in raised.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield raised
+
+
+def _severity(halt: KeyboardInterrupt) -> int:
+    """Which halt ends the run when several were collected: the target's state outranks a stop,
+    and a stop (Ctrl-C, SIGTERM) outranks the clock."""
+    if isinstance(halt, TargetGone):
+        return 3
+    if isinstance(halt, Diverged):
+        return 2
+    return 0 if isinstance(halt, OutOfTime) else 1

@@ -1,0 +1,178 @@
+"""Stopping a run is never a failure Hypothesis sees, in any stage, and loses nothing found.
+
+Each run here is stopped the moment the engine enters one stage (generation, Hypothesis's
+shrinking, a later targeted pass, the engine's own reduction, confirmation), by one of the ways a
+run ends early: the deadline of ``--max-time``, a caller's ``stop()`` (how shards in threads hear
+of Ctrl-C), and a real SIGINT delivered in the middle of the run. Every run must return its
+report, say why it ended, send no request after the stop, and have every finding on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+
+from agentfuzz import engine
+from agentfuzz.engine import FuzzConfig, Kind, Status, run
+from agentfuzz.observation import Violation
+from agentfuzz.passes import Failure, OutOfTime, TargetGone, failure, run_pass
+from agentfuzz.profiles import load_profile
+from agentfuzz.reference import serve_in_thread
+
+STAGES = ["generate", "shrink", "target", "reduce", "confirm"]
+STOPS = ["deadline", "stop", "sigint"]
+
+
+class _Counter:
+    """Requests the reference server received, counted as they arrive (in its own thread)."""
+
+    def __init__(self) -> None:
+        self.lock, self.count = threading.Lock(), 0
+
+    def __call__(self, path: str, body: bytes) -> None:
+        with self.lock:
+            self.count += 1
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, _Counter]]:
+    """The seed-000 reference server: every kind of run finds a failure and shrinks it."""
+    counter = _Counter()
+    with serve_in_thread("vllm-kimi-k2", on_request=counter) as url:
+        yield url, counter
+
+
+def _config(url: str, out: Path, kind: Kind) -> FuzzConfig:
+    return FuzzConfig(
+        base_url=url,
+        model="m",
+        profile=load_profile("default"),
+        out=out,
+        modes=(("chat", False),),
+        kinds=(kind,),
+        max_examples=30,
+        seed=1,
+        database=None,
+        max_time=10_000.0,
+    )
+
+
+@pytest.mark.parametrize("how", STOPS)
+@pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.parametrize("kind", ["synthetic", "session"])
+def test_a_run_stopped_in_any_stage_reports_and_keeps_what_it_found(
+    server: tuple[str, _Counter],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: Kind,
+    stage: str,
+    how: str,
+) -> None:
+    if how == "sigint" and threading.current_thread() is not threading.main_thread():
+        pytest.skip("a signal reaches the main thread only")
+    url, requests = server
+    late = [0.0]
+    monkeypatch.setattr(engine, "_clock", lambda: time.monotonic() + late[0])
+    stopped = threading.Event()
+    seen: list[Status] = []
+    at_stop: list[int] = []
+
+    def progress(status: Status) -> None:
+        seen.append(status)
+        if stopped.is_set() or status.stage != stage:
+            return
+        stopped.set()
+        with requests.lock:
+            at_stop.append(requests.count)
+        if how == "deadline":
+            late[0] = 1e9
+        elif how == "sigint":
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, delivered right here, mid-run
+
+    stop = stopped.is_set if how == "stop" else (lambda: False)
+    report = run(_config(url, tmp_path / "out", kind), progress, stop=stop)
+
+    assert stopped.is_set(), f"the run never reached {stage}"
+    assert report.out_of_time == (how == "deadline")
+    assert report.interrupted == (how != "deadline")
+    assert report.error is None
+    # Nothing ran past the stop: no request, no further example or step.
+    assert requests.count == at_stop[0]
+    assert seen[-1].stage == stage
+    # Every finding so far is on disk, and only those: the smallest example of each.
+    on_disk = {p.parent.name for p in (tmp_path / "out").glob("*/repro.json")}
+    assert on_disk == {f.bundle.name for f in report.findings}
+    if stage != "generate":
+        assert report.findings
+    for finding in report.findings:
+        doc = json.loads((finding.bundle / "repro.json").read_text())
+        assert doc["size"] == finding.case.history.size
+        shrunk = [s.shrinking[1] for s in seen if s.shrinking and s.shrinking[0] == doc["oracle"]]
+        assert doc["size"] <= min(shrunk, default=doc["size"])
+
+
+def _fails_two_ways(
+    halt_after: int, halt: Callable[[int], BaseException] = lambda n: OutOfTime()
+) -> tuple[Callable[[int], None], list[int]]:
+    """A property with two distinct failures that halts from its ``halt_after``-th call on."""
+    calls = [0]
+
+    def check(n: int) -> None:
+        calls[0] += 1
+        if calls[0] > halt_after:
+            raise halt(n)
+        if n > 10:
+            raise failure(Violation("a" if n % 2 else "b", "boom", signature=str(n % 2)))
+
+    return check, calls
+
+
+def _pass(check: Callable[[int], None]) -> None:
+    run_pass(st.integers(0, 1000), check, max_examples=200, seed=1, database=None, db_key="k")
+
+
+def test_a_halt_in_any_call_of_a_pass_is_raised_alone_never_as_a_group() -> None:
+    # Hypothesis replays each minimal failure at the end of a pass and groups what they raise:
+    # a deadline passing between two replays once crashed a shard with a BaseExceptionGroup.
+    check, calls = _fails_two_ways(10_000)
+    _pass(check)
+    for halt_after in range(calls[0]):
+        check, _ = _fails_two_ways(halt_after)
+        with pytest.raises(OutOfTime):
+            _pass(check)
+
+
+def test_when_halts_are_grouped_the_target_gone_outranks_the_clock() -> None:
+    check, calls = _fails_two_ways(10_000)
+    _pass(check)
+    # The last two calls replay the two minimal failures: both halt, each its own way.
+    check, _ = _fails_two_ways(
+        calls[0] - 2, lambda n: TargetGone("refused") if n % 2 else OutOfTime()
+    )
+    with pytest.raises(TargetGone):
+        _pass(check)
+
+
+def test_a_bug_of_ours_in_the_property_is_raised_not_taken_for_a_finding() -> None:
+    def broken(n: int) -> None:
+        if n > 10:
+            raise TypeError("a bug in the property")
+
+    with pytest.raises(TypeError):
+        _pass(broken)
+
+
+def test_failures_alone_end_a_pass_quietly(capsys: pytest.CaptureFixture[str]) -> None:
+    check, _ = _fails_two_ways(10_000)
+    _pass(check)
+    out = capsys.readouterr()
+    # Hypothesis's own advice (how to reproduce, slow shrinking) is not for a fuzz campaign.
+    assert "Hypothesis" not in out.out + out.err and "@seed" not in out.out + out.err
+    assert issubclass(type(failure(Violation("a", "m"))), Failure)
