@@ -4,7 +4,9 @@ It shows what the run is doing (the mode being fuzzed, ``shrink`` or ``confirm``
 (the bar measures them against the total planned), examples per second, distinct failures so far
 per oracle, the failure whose repro last got smaller with its size now, and the time elapsed.
 It is fed ``Status`` snapshots: by the engine after every example, or by ``--workers`` from the
-shards' progress files.
+shards' progress files. When stderr is not a terminal (a CI log, a pipe), a bar cannot redraw
+itself, so it writes a heartbeat line instead: when the phase, stage or failures change (at most
+one every ``HEARTBEAT_GAP`` seconds) and at least every ``HEARTBEAT_EVERY`` seconds.
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from agentfuzz.findings import Status
 
-__all__ = ["Watch", "failures_text", "shrink_text"]
+__all__ = ["HEARTBEAT_EVERY", "HEARTBEAT_GAP", "Watch", "failures_text", "heartbeat", "shrink_text"]
+
+# Seconds between two heartbeat lines at most (nothing changed), and at least (something did).
+HEARTBEAT_EVERY = 30.0
+HEARTBEAT_GAP = 2.0
 
 
 def failures_text(status: Status) -> str:
@@ -26,6 +32,18 @@ def failures_text(status: Status) -> str:
     if not counts:
         return "no failures"
     return ", ".join(f"{oracle} {n}" for oracle, n in counts.items())
+
+
+def heartbeat(status: Status, elapsed: float) -> str:
+    """One line for a log: ``0:01:05 chat/stream shrink · 120 examples · empty_turn 1``."""
+    clock = time.strftime("%H:%M:%S", time.gmtime(elapsed))
+    stage = f" {status.stage}" if status.stage else ""
+    shrunk = shrink_text(status)
+    tail = f" · {shrunk}" if shrunk else ""
+    return (
+        f"agentfuzz: {clock} {status.phase}{stage} · {status.examples} examples · "
+        f"{failures_text(status)}{tail}"
+    )
 
 
 def shrink_text(status: Status) -> str:
@@ -59,6 +77,10 @@ class Watch:
         # Failures only change now and then: format them again only when they do.
         self._failures: tuple[tuple[str, str], ...] = ()
         self._found = "no failures"
+        self._console = console
+        self._log = not quiet and not console.is_terminal
+        self._logged: tuple[str, str, int] | None = None
+        self._logged_at = 0.0
 
     def __enter__(self) -> Watch:
         self._bar.__enter__()
@@ -79,6 +101,8 @@ class Watch:
     def __call__(self, status: Status) -> None:
         if self._task is None:
             return
+        if self._log:
+            self._heartbeat(status)
         if status.failures != self._failures:
             self._failures, self._found = status.failures, failures_text(status)
         elapsed = max(time.monotonic() - self._started, 1e-9)
@@ -91,3 +115,13 @@ class Watch:
             found=self._found,
             shrink=shrink_text(status),
         )
+
+    def _heartbeat(self, status: Status) -> None:
+        now = time.monotonic()
+        shown = (status.phase, status.stage, len(status.failures))
+        since = now - self._logged_at
+        changed = shown != self._logged
+        if (changed and since >= HEARTBEAT_GAP) or since >= HEARTBEAT_EVERY or self._logged is None:
+            self._logged, self._logged_at = shown, now
+            line = heartbeat(status, now - self._started)
+            self._console.print(line, highlight=False, soft_wrap=True)

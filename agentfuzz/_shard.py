@@ -9,11 +9,14 @@ seed ``seed + k * 1000`` (or unseeded) into ``<out>/.shards/<k>/``, where it kee
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import signal
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from agentfuzz._files import write_atomically
 from agentfuzz.engine import FuzzConfig, run
 from agentfuzz.findings import Status
 from agentfuzz.profiles import Profile
+from agentfuzz.transport.live import TargetUnreachable
 
 # Seconds between two writes of a shard's progress file.
 BEACON_EVERY = 0.5
@@ -91,27 +95,44 @@ def _config(spec: dict[str, Any], shard: int) -> FuzzConfig:
 
 
 def _shard(spec: dict[str, Any], shard: int, halt: threading.Event) -> None:
+    """Run shard ``shard``; whatever ends it, leave in its folder what the merge needs: its
+    ``summary.json``, or ``failed.json`` saying why there is none (and ``error.log``)."""
     config = _config(spec, shard)
     beacon = _Beacon(config.out / "progress.json")
-    report = run(config, beacon, stop=halt.is_set)
+    try:
+        report = run(config, beacon, stop=halt.is_set)
+    except BaseException as exc:
+        unreachable = isinstance(exc, TargetUnreachable)
+        why = str(exc) if unreachable else f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        write_atomically(config.out / "error.log", traceback.format_exc())
+        failed = {"why": why[:300], "unreachable": unreachable}
+        write_atomically(config.out / "failed.json", json.dumps(failed))
+        if not isinstance(exc, Exception):
+            raise
+        return
     # The last status the run gave may not have been written: write it, as done.
     beacon(dataclasses.replace(beacon.latest, phase="done"), force=True)
-    (config.out / "summary.json").write_text(json.dumps(report.summary()), encoding="utf-8")
+    if report.error:
+        write_atomically(config.out / "error.log", report.traceback)
+    write_atomically(config.out / "summary.json", json.dumps(report.summary()))
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (what CI timeouts send) stops the shards the way Ctrl-C does."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread: the process's own handler stays
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def test_shards(group: int) -> None:
     spec = _spec()
     halt = threading.Event()
-    errors: list[BaseException] = []
-
-    def guarded(shard: int) -> None:
-        try:
-            _shard(spec, shard, halt)
-        except BaseException as exc:  # reported by the item below, in pytest's own words
-            errors.append(exc)
-
+    _stop_on_sigterm()
     threads = [
-        threading.Thread(target=guarded, args=(k,), name=f"shard-{k}", daemon=True)
+        threading.Thread(target=_shard, args=(spec, k, halt), name=f"shard-{k}", daemon=True)
         for k in spec["groups"][group]
     ]
     for thread in threads:
@@ -121,10 +142,8 @@ def test_shards(group: int) -> None:
             while thread.is_alive():
                 thread.join(0.2)
     except KeyboardInterrupt:
-        # Each shard stops at its next example and writes what it found before this item ends.
+        # Each shard stops before its next request and writes what it found before this ends.
         halt.set()
         for thread in threads:
             thread.join()
         raise
-    if errors:
-        raise errors[0]

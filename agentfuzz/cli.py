@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,10 +125,7 @@ def _first_model(base_url: str, api_key: str | None, timeout: float) -> str:
 def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> dict[str, Any]:
     from agentfuzz.workers import run_sharded
 
-    try:
-        return run_sharded(config, workers, watch)
-    except RuntimeError as exc:
-        _fail(EXIT_USAGE, f"--workers {workers}: {exc}")
+    return run_sharded(config, workers, watch)
 
 
 def _replay_only(folder: Path, mode: str) -> dict[str, Any] | None:
@@ -250,6 +248,10 @@ def _summary(console: Console, data: dict[str, Any]) -> None:
             "stopped at --max-time: findings so far are written, the last ones maybe not fully "
             "shrunk or confirmed"
         )
+    for failed in data.get("failed_shards") or []:
+        console.print(f"shard {failed['shard']} failed: {failed['why']}", highlight=False)
+    if data.get("error") and not data.get("failed_shards"):
+        console.print(f"internal error: {data['error']}", highlight=False)
 
 
 def _turn_table(console: Console, turns: dict[str, dict[str, int]]) -> None:
@@ -483,12 +485,47 @@ def fuzz(
             differential=differential,
         )
         total = max_examples * len(modes) * len(config.kinds) * max(workers, 1)
-        with Watch(err, total, quiet) as watch:
-            sharded = workers > 1
-            data = _sharded(config, workers, watch) if sharded else run(config, watch).summary()
+        with Watch(err, total, quiet) as watch, _sigterm_as_interrupt():
+            data = _campaign(config, workers, watch)
     _summary(Console(), data)
     # For machines: the same summary as data, beside the bundles.
     (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
+    _exit_for(data)
+
+
+def _campaign(config: FuzzConfig, workers: int, watch: Progress) -> dict[str, Any]:
+    """Run the campaign and return its summary: whatever ended it, what it found is in it."""
+    if workers > 1:
+        return _sharded(config, workers, watch)
+    report = run(config, watch)
+    if report.error:
+        log = config.out / "error.log"
+        log.write_text(report.traceback, encoding="utf-8")
+        report.error = f"{report.error} (traceback in {log})"
+    return report.summary()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (what CI timeouts and process managers send) stops the run the way Ctrl-C does:
+    it ends before its next request and writes its summary. The default comes back after."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (an embedding program): leave its handler be
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _exit_for(data: dict[str, Any]) -> NoReturn:
+    """The documented exit code for a finished run's summary, with its one line if any."""
     if data["not_served"]:
         # Repros written so far stay on disk; the run itself tested nothing.
         _fail(
@@ -496,7 +533,15 @@ def fuzz(
             f"every request was answered {data['not_served']}: nothing was tested "
             "(check --base-url, --api-key, --model)",
         )
-    raise _Exit(EXIT_FOUND if data["findings"] else EXIT_CLEAN, "")
+    if data["findings"]:
+        raise _Exit(EXIT_FOUND, "")
+    failed = data.get("failed_shards") or []
+    if failed and len(failed) == data["shards"] and all(f["unreachable"] for f in failed):
+        _fail(EXIT_UNREACHABLE, str(data["unreachable"]))
+    if data.get("error") or failed:
+        # The summary above says what broke; nothing was found before it did.
+        _fail(EXIT_USAGE, "")
+    raise _Exit(EXIT_CLEAN, "")
 
 
 @cli.command()
@@ -618,7 +663,8 @@ def reduce(
         name = model or _first_model(url, api_key, timeout)
         target = Target(url, name, api_key, timeout)
         try:
-            reduction = reduce_input(target, cases, oracle, tries, budget, honours)
+            with _sigterm_as_interrupt():
+                reduction = reduce_input(target, cases, oracle, tries, budget, honours)
         except NothingToReduce as exc:
             click.echo(f"agentfuzz: {exc}")
             raise _Exit(EXIT_CLEAN, "") from None
@@ -633,6 +679,8 @@ def reduce(
         f"({reduction.tries} tries per candidate, {reduction.calls} target calls)"
     )
     rate = f"{hits}/{total}" + (" (flaky)" if 0 < hits < total else "")
+    if reduction.interrupted:
+        rate = "not measured (interrupted: the smallest failing request so far is written)"
     click.echo(f"reproduced: {rate} · {v.oracle}: {v.message}")
     click.echo(f"repro: {folder / 'repro.json'}")
     raise _Exit(EXIT_FOUND, "")

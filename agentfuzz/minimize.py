@@ -48,6 +48,13 @@ class Reduction:
     rate: tuple[int, int] = (0, 0)
     calls: int = 0
     steps: list[dict[str, Any]] = field(default_factory=list)
+    # Stopped (Ctrl-C, SIGTERM) while reducing: ``reduced`` is the smallest failure so far and
+    # its rate was not measured.
+    interrupted: bool = False
+
+
+# A failing exchange as judged: the case sent, what came back, the violation, the recording.
+_Fired = tuple[Case, Observation, Violation, Interaction | None]
 
 
 class _Judge:
@@ -59,7 +66,7 @@ class _Judge:
         self.target = target
         self.oracle = oracle
         self.prepare = prepare
-        self.fired: tuple[Case, Observation, Violation, Interaction | None] | None = None
+        self.fired: _Fired | None = None
 
     def fires(self, case: Case) -> bool:
         case = self.prepare(case)
@@ -85,12 +92,23 @@ def confirm(
 ) -> tuple[int, Violation]:
     """The position of the last case that fails (``oracle``, or any) within ``tries`` tries,
     and its violation. Raises ``NothingToReduce``."""
+    number, fired = _confirmed(target, cases, oracle, tries, prepare)
+    return number, fired[2]
+
+
+def _confirmed(
+    target: Target,
+    cases: list[Case],
+    oracle: str | None,
+    tries: int,
+    prepare: Callable[[Case], Case],
+) -> tuple[int, _Fired]:
     judge = _Judge(target, oracle, prepare)
     # From the end: the first failure found is the last one, and earlier requests cost nothing.
     for number in reversed(range(len(cases))):
         judge.fired = None
         if fails_within(tries, functools.partial(judge.fires, cases[number])) and judge.fired:
-            return number, judge.fired[2]
+            return number, judge.fired
     what = f"oracle {oracle}" if oracle else "any oracle"
     raise NothingToReduce(
         f"no request of the {len(cases)} given fails {what} in {tries} tries: nothing to reduce"
@@ -112,19 +130,27 @@ def reduce_input(
     """
     prepare = _seeded if honour_seed else _as_is
     first = MEASURE_TRIES if trials == "auto" else trials
-    source, violation = confirm(target, cases, oracle, first, prepare)
+    source, confirmation = _confirmed(target, cases, oracle, first, prepare)
+    violation = confirmation[2]
     original = cases[source]
     judge = _Judge(target, violation.oracle, prepare)
     tries = trials if trials != "auto" else _tries_for(judge, original)
     steps: list[dict[str, Any]] = []
+    smallest: list[Any] = [original, confirmation]
 
     def fails(case: Case) -> bool:
         failed = fails_within(tries, lambda: judge.fires(case))
         size = {"size": case.history.size, "wire_items": _wire_items(case)}
         steps.append({"target_calls": target.calls, **size, "failed": failed})
+        if failed:
+            smallest[:] = [case, judge.fired]
         return failed
 
-    reduced = reduce_case(original, fails, budget)
+    try:
+        reduced = reduce_case(original, fails, budget)
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the smallest request that failed so far is the result, unmeasured.
+        return _reduction(source, original, smallest, tries, None, target.calls, steps, prepare)
     during = judge.fired
     judge.fired = None
     hits, total = rate(functools.partial(judge.fires, reduced))
@@ -132,6 +158,23 @@ def reduce_input(
     if evidence is None:  # it never fired again: the confirmation is all the evidence there is
         judge.fires(original)
         evidence = judge.fired
+    measured = (hits, total)
+    return _reduction(
+        source, original, [reduced, evidence], tries, measured, target.calls, steps, prepare
+    )
+
+
+def _reduction(
+    source: int,
+    original: Case,
+    result: list[Any],
+    tries: int,
+    measured: tuple[int, int] | None,
+    calls: int,
+    steps: list[dict[str, Any]],
+    prepare: Callable[[Case], Case],
+) -> Reduction:
+    reduced, evidence = result
     assert evidence is not None
     _, obs, found, interaction = evidence
     return Reduction(
@@ -142,9 +185,10 @@ def reduce_input(
         observation=obs,
         interaction=interaction,
         tries=tries,
-        rate=(hits, total),
-        calls=target.calls,
+        rate=measured or (0, 0),
+        calls=calls,
         steps=steps,
+        interrupted=measured is None,
     )
 
 
@@ -165,13 +209,14 @@ def write_reduction(out: Path, reduction: Reduction, source: str) -> Path:
     """Write the reduced repro as a full bundle plus ``reduction.json``; return the folder."""
     obs = reduction.observation
     hits, total = reduction.rate
+    reproduced = "interrupted" if reduction.interrupted else f"{hits}/{total}"
     repro = Repro(
         url=obs.exchange.url,
         request=obs.exchange.request,
         case=reduction.reduced,
         violation=reduction.violation,
         observed=observed_summary(obs) | {"evidence": reduction.violation.evidence},
-        reproduced=f"{hits}/{total}",
+        reproduced=reproduced,
         interaction=reduction.interaction,
     )
     folder = write_bundle(out, repro)
@@ -187,7 +232,8 @@ def write_reduction(out: Path, reduction: Reduction, source: str) -> Path:
             "before": _wire_items(reduction.original),
             "after": _wire_items(reduction.reduced),
         },
-        "reproduced": f"{hits}/{total}",
+        "reproduced": reproduced,
+        "interrupted": reduction.interrupted,
         "target_calls": reduction.calls,
         "steps": reduction.steps,
     }

@@ -16,10 +16,12 @@ flight; raise N until the server's throughput stops growing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -77,7 +79,9 @@ def run_sharded(
     """Run ``workers`` shards through pytest-xdist and return the merged summary.
 
     The API key travels in the environment (``OPENAI_API_KEY``), never in the spec file. While
-    the shards run, ``progress`` gets their ``Status`` merged, from the files they write.
+    the shards run, ``progress`` gets their ``Status`` merged, from the files they write. However
+    a shard ends (done, stopped, crashed, killed), the bundles it wrote are merged with the
+    others', and a shard that did not finish is named, with why, in ``failed_shards``.
     """
     started = time.monotonic()
     shards = config.out / ".shards"
@@ -96,13 +100,10 @@ def run_sharded(
     argv += ["-n", str(len(spec["groups"])), *extra]
     log = shards / "pytest.log"
     interrupted = _watch(argv, env, log, shards, progress)
-    summaries = sorted(shards.glob("*/summary.json"))
-    if len(summaries) != workers and not (interrupted and summaries):
-        tail = " ".join(log.read_text(errors="replace").split()[-30:])
-        raise RuntimeError(f"{workers - len(summaries)} shard(s) did not finish: {tail}")
-    merged = merge([json.loads(p.read_text()) for p in summaries], config.out)
+    summaries = [_shard_summary(shards, k, log) for k in range(workers)]
+    merged = merge(summaries, config.out)
     merged["interrupted"] = merged["interrupted"] or interrupted
-    if len(summaries) == workers:
+    if not merged["failed_shards"]:
         # The merged bundles are copies: the shards' own would only be duplicates to trip over.
         shutil.rmtree(shards, ignore_errors=True)
     merged["elapsed_s"] = round(time.monotonic() - started, 3)
@@ -113,16 +114,73 @@ def run_sharded(
     return merged
 
 
+def _shard_summary(shards: Path, shard: int, log: Path) -> dict[str, Any]:
+    """Shard ``shard``'s summary; for a shard that ended without one, what its folder holds."""
+    folder = shards / str(shard)
+    try:
+        summary: dict[str, Any] = json.loads((folder / "summary.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        salvaged = _salvaged(folder, log)
+        try:
+            failed = json.loads((folder / "failed.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return salvaged
+        if failed.get("unreachable"):
+            salvaged["unreachable"] = failed["why"]
+        salvaged["failed"] = f"{failed['why']} (traceback in {folder / 'error.log'})"
+        return salvaged
+    if summary.get("error"):
+        where = folder / "error.log"
+        summary["failed"] = f"{summary['error']} (traceback in {where})"
+    return summary
+
+
+def _salvaged(folder: Path, log: Path) -> dict[str, Any]:
+    """What a shard that died (killed, or crashed past its own report) left on disk: its
+    bundles, each written the moment it was found, and its last progress."""
+    findings = []
+    for path in sorted(folder.glob("*/repro.json")):
+        try:
+            doc = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):  # cut mid-write before the atomic replace: not a bundle
+            continue
+        done, _, tries = str(doc.get("reproduced", "")).partition("/")
+        flaky = done.isdigit() and tries.isdigit() and 0 < int(done) < int(tries)
+        fields = ("oracle", "signature", "message", "size", "reproduced")
+        findings.append(
+            {k: doc.get(k) for k in fields} | {"flaky": flaky, "bundle": str(path.parent)}
+        )
+    examples = 0
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        examples = int(json.loads((folder / "progress.json").read_text("utf-8"))["examples"])
+    return {
+        "findings": findings,
+        "examples": {},
+        "requests": 0,
+        "elapsed_s": 0.0,
+        "session_turns": {},
+        "stopped_answering": False,
+        "interrupted": False,
+        "out_of_time": False,
+        "not_served": None,
+        "failed": f"ended without its summary after {examples} examples, its counts lost "
+        f"(killed, or crashed: see {log})",
+    }
+
+
 def _watch(
     argv: list[str], env: dict[str, str], log: Path, shards: Path, progress: Progress
 ) -> bool:
     """Run the shards' pytest, feeding ``progress`` until it ends; True if interrupted.
 
-    On Ctrl-C the shards (in the same process group) stop too and write what they found; this
-    waits for them so that nothing found is lost.
+    The shards run in a process group of their own, so a Ctrl-C (or a SIGTERM turned into one
+    by the command line) reaches them once, from here: each stops before its next request and
+    writes what it found, and this waits for them so that nothing found is lost.
     """
     with log.open("w") as sink:
-        child = subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        child = subprocess.Popen(
+            argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
             while True:
                 try:
@@ -133,10 +191,11 @@ def _watch(
                     if status is not None:
                         progress(status)
         except KeyboardInterrupt:
+            _signal_group(child, signal.SIGINT)
             try:
                 child.wait(timeout=60)
             except subprocess.TimeoutExpired:
-                child.kill()
+                _signal_group(child, signal.SIGKILL)
                 child.wait()
             return True
     # The shards' last words (their "done" status), whatever the polling saw before.
@@ -144,6 +203,11 @@ def _watch(
     if status is not None:
         progress(status)
     return False
+
+
+def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signum)
 
 
 def merged_status(shards: Path) -> Status | None:
@@ -160,11 +224,13 @@ def merged_status(shards: Path) -> Status | None:
     latest = max((r for r in reads if r["shrinking"]), key=lambda r: r["at"], default=None)
     shrinking = None if latest is None else (latest["shrinking"][0], latest["shrinking"][1])
     phases = sorted({r["phase"] for r in reads})
+    stages = sorted({r.get("stage", "") for r in reads} - {""})
     return Status(
         f"{len(reads)} shards: {', '.join(phases)}",
         sum(int(r["examples"]) for r in reads),
         tuple(failures),
         shrinking,
+        ", ".join(stages),
     )
 
 
@@ -209,5 +275,12 @@ def merge(summaries: list[dict[str, Any]], out: Path) -> dict[str, Any]:
         "interrupted": any(s["interrupted"] for s in summaries),
         "out_of_time": any(s.get("out_of_time", False) for s in summaries),
         "not_served": next((s["not_served"] for s in summaries if s["not_served"]), None),
+        "error": next((s["error"] for s in summaries if s.get("error")), None),
+        "unreachable": next((s["unreachable"] for s in summaries if s.get("unreachable")), None),
         "shards": len(summaries),
+        "failed_shards": [
+            {"shard": k, "why": s["failed"], "unreachable": bool(s.get("unreachable"))}
+            for k, s in enumerate(summaries)
+            if s.get("failed")
+        ],
     }
