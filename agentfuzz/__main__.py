@@ -1,5 +1,5 @@
-"""``python -m agentfuzz``: the same command line as ``agentfuzz``."""
+"""``python -m agentfuzz``: the same command line, and the same exit codes, as ``agentfuzz``."""
 
 from agentfuzz.cli import main
 
-main()
+raise SystemExit(main())

@@ -5,8 +5,9 @@ It shows what the run is doing (the mode being fuzzed, ``shrink`` or ``confirm``
 per oracle, the failure whose repro last got smaller with its size now, and the time elapsed.
 It is fed ``Status`` snapshots: by the engine after every example, or by ``--workers`` from the
 shards' progress files. When stderr is not a terminal (a CI log, a pipe), a bar cannot redraw
-itself, so it writes a heartbeat line instead: when the phase, stage or failures change (at most
-one every ``HEARTBEAT_GAP`` seconds) and at least every ``HEARTBEAT_EVERY`` seconds.
+itself, so it writes a heartbeat line instead: when the phase, stage or failures change, and at
+least every ``HEARTBEAT_EVERY`` seconds. The shards of ``--workers`` move between stages each on
+its own, so their merged progress gets a line at most every ``HEARTBEAT_GAP`` seconds.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def shrink_text(status: Status) -> str:
 class Watch:
     """A rich progress bar fed with ``Status``; silent when ``quiet``."""
 
-    def __init__(self, console: Console, total: int, quiet: bool = False) -> None:
+    def __init__(self, console: Console, total: int, quiet: bool = False, gap: float = 0.0) -> None:
         self._bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=16),  # the figures beside it matter more
@@ -81,6 +82,7 @@ class Watch:
         self._log = not quiet and not console.is_terminal
         self._logged: tuple[str, str, int] | None = None
         self._logged_at = 0.0
+        self._gap = gap
 
     def __enter__(self) -> Watch:
         self._bar.__enter__()
@@ -121,7 +123,7 @@ class Watch:
         shown = (status.phase, status.stage, len(status.failures))
         since = now - self._logged_at
         changed = shown != self._logged
-        if (changed and since >= HEARTBEAT_GAP) or since >= HEARTBEAT_EVERY or self._logged is None:
+        if (changed and since >= self._gap) or since >= HEARTBEAT_EVERY or self._logged is None:
             self._logged, self._logged_at = shown, now
             line = heartbeat(status, now - self._started)
             self._console.print(line, highlight=False, soft_wrap=True)

@@ -4,7 +4,8 @@ Not a test of agentfuzz: ``agentfuzz.workers`` runs this file with ``pytest -n K
 the shards of group g (from the spec), each in a thread: shard k runs the ordinary engine with
 seed ``seed + k * 1000`` (or unseeded) into ``<out>/.shards/<k>/``, where it keeps
 ``progress.json`` (its latest ``Status``, at most twice a second) and, at the end, its
-``summary.json``.
+``summary.json``, or ``failed.json`` and ``error.log`` when it could not finish. SIGTERM stops the
+shards of an item as Ctrl-C does.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentfuzz import oracles
-from agentfuzz._progress import Watch
+from agentfuzz._progress import HEARTBEAT_GAP, Watch
 from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Progress, run
 from agentfuzz.profiles import ProfileError, load_profile
 from agentfuzz.target import RECORD_MODES, BackendLog
@@ -485,7 +485,8 @@ def fuzz(
             differential=differential,
         )
         total = max_examples * len(modes) * len(config.kinds) * max(workers, 1)
-        with Watch(err, total, quiet) as watch, _sigterm_as_interrupt():
+        gap = HEARTBEAT_GAP if workers > 1 else 0.0
+        with Watch(err, total, quiet, gap) as watch, _sigterm_as_interrupt():
             data = _campaign(config, workers, watch)
     _summary(Console(), data)
     # For machines: the same summary as data, beside the bundles.

@@ -9,10 +9,6 @@ import pytest
 from .planted_server import planted_server
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: takes over a minute (a full fuzz run)")
-
-
 @pytest.fixture(scope="module")
 def clean_url() -> Iterator[str]:
     """The base URL of a planted server with every bug off (a correct server), one per module."""
