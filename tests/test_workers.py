@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -161,3 +163,55 @@ def test_each_shard_starts_on_another_mode_and_kind(tmp_path: Path) -> None:
     for k in range(4):
         shard = _shard._config(spec, k)
         assert sorted(shard.modes) == sorted(ALL_MODES) and shard.seed == 3 + k * 1000
+
+
+def _shard_processes(spec: Path) -> list[int]:
+    """The pytest-xdist worker processes running shards of the campaign whose spec is ``spec``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"AGENTFUZZ_SHARD_SPEC={spec}".encode() in environ and b"pytest" not in argv:
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
+def test_a_shard_killed_mid_run_still_has_its_bundles_merged(planted: str, tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    config = FuzzConfig(
+        base_url=planted,
+        model="m",
+        profile=load_profile("default"),
+        out=out,
+        modes=(("chat", False), ("chat", True)),
+        max_examples=150,
+        seed=5,
+        database=None,
+    )
+    killed: list[int] = []
+
+    def kill_once_a_shard_found_something(status: Status) -> None:
+        shards = [out / ".shards" / str(k) for k in range(4)]
+        if killed or not all(list(s.glob("*/repro.json")) for s in shards):
+            return
+        victims = _shard_processes(out / ".shards" / "spec.json")
+        if victims:
+            os.kill(victims[0], signal.SIGKILL)
+            killed.append(victims[0])
+
+    merged = run_sharded(config, 4, kill_once_a_shard_found_something)
+    assert killed
+    failed = merged["failed_shards"]
+    assert failed and all("ended without its summary" in f["why"] for f in failed)
+    # Every bundle a killed shard wrote before it died is merged into --out.
+    names = {Path(f["bundle"]).name for f in merged["findings"]}
+    left = [b for f in failed for b in (out / ".shards" / str(f["shard"])).glob("*/repro.json")]
+    assert left
+    for bundle in left:
+        assert bundle.parent.name in names
+        assert (out / bundle.parent.name / "repro.json").is_file()
