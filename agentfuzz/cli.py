@@ -577,7 +577,6 @@ def replay(paths: tuple[Path, ...], seed: int, whole: bool) -> None:
     Exit 1 if any turn fails an oracle, 2 if a cassette cannot be read.
     """
     from agentfuzz.replay import cassette_files, replay_cassette
-    from agentfuzz.transport.cassette import CassetteError, NotInCassette
 
     files = cassette_files(paths)
     if not files:

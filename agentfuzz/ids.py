@@ -32,7 +32,6 @@ __all__ = [
     "TIES",
     "entropy",
     "format_id",
-    "id_strategy",
     "is_kimi_native",
     "recognize",
 ]
@@ -200,18 +199,6 @@ _FORMATS: dict[str, _Format] = {
 def format_id(family: str, name: str, index: int, entropy: bytes) -> str:
     """The id ``family`` gives call number ``index`` (to tool ``name``) for these random bytes."""
     return _FORMATS[family](name, index, entropy)
-
-
-def id_strategy(family: str, name: str, index: int) -> SearchStrategy[str]:
-    """Ids of one family for a call to tool ``name`` that is call number ``index`` in its history.
-
-    ``name`` is the flat tool name (``namespace__name``); ``index`` counts calls over the
-    whole history from 0. Raises ``KeyError`` for an unknown family. One choice per id (a
-    ``SEEDS`` draw). Random shapes shrink toward their alphabet's first character repeated
-    (``call_aaa…``); the rest are constants.
-    """
-    formatter = _FORMATS[family]
-    return SEEDS.map(lambda seed: formatter(name, index, entropy(seed)))
 
 
 _KIMI_NATIVE = re.compile(r"functions\.[^\s:]+:\d+")

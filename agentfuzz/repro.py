@@ -29,7 +29,7 @@ from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn
 from agentfuzz.transport.cassette import Interaction
 
-__all__ = ["Repro", "bundle_dir", "observed_summary", "read_repro", "write_bundle"]
+__all__ = ["Repro", "bundle_dir", "observed_summary", "write_bundle"]
 
 
 @dataclass(frozen=True)
@@ -156,16 +156,6 @@ def _turn(turn: Turn) -> dict[str, Any]:
         "untouched": origin.untouched if origin else None,
         "violations": [{"oracle": v.oracle, "message": v.message} for v in turn.violations],
     }
-
-
-def read_repro(path: Path) -> dict[str, Any]:
-    """Load a ``repro.json`` (or the bundle folder holding one)."""
-    if path.is_dir():
-        path = path / "repro.json"
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(doc, dict) or not {"url", "request", "oracle"} <= doc.keys():
-        raise ValueError(f"{path}: not a repro.json (needs url, request, oracle)")
-    return doc
 
 
 _TEST_FILE = '''\

@@ -25,7 +25,6 @@ __all__ = [
 ]
 
 DETAIL_LIMIT = 300
-_NOT_JSON = object()
 
 
 def short(text: str, limit: int = DETAIL_LIMIT) -> str:

@@ -348,9 +348,10 @@ def _vcr_request(request: httpx.Request) -> VcrRequest:
 class RecordingTransport(httpx.BaseTransport):
     """Sends through ``inner`` and gives ``sink`` each exchange, as read, as a vcrpy interaction.
 
-    The body is what the client actually read: if it stopped early (a time or size budget),
-    the cassette holds that much. A connection that failed mid-answer is not recorded: the
-    cassette format has no way to say so.
+    The body is what the client actually read, handed over when the client closes the
+    response: if it stopped early (a time or size budget) or the connection failed mid-answer,
+    the cassette holds the bytes read until then. The bytes alone cannot say that the answer
+    was cut; the target adds the transport failure to the recording beside them.
     """
 
     def __init__(

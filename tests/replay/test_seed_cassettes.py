@@ -7,11 +7,9 @@ change on the client side that changes a verdict fails here, with no server runn
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import httpx
@@ -23,21 +21,13 @@ from agentfuzz.engine import ALL_MODES
 from agentfuzz.reference import PROFILES
 from agentfuzz.replay import replay_cassette
 
+from . import record_seeds
+
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = ROOT / "cassettes"
 SPLIT_SEEDS = (0, 1, 1234)
 CANARY = "sk-canary-XYZ"
 
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("record_seeds", CASSETTES / "record_seeds.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-record_seeds = _load_script()
 
 # What each session shows, over all its turns, where it shows anything; every other
 # profile and mode is clean. Only vLLM's streaming Responses path mints the call_<hex> ids

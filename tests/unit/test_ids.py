@@ -13,8 +13,10 @@ from agentfuzz.ids import (
     ADVERSARIAL,
     FAMILIES,
     REPEATING,
+    SEEDS,
     TIES,
-    id_strategy,
+    entropy,
+    format_id,
     is_kimi_native,
     recognize,
 )
@@ -23,6 +25,13 @@ from agentfuzz.strategies import tool_names
 
 ALNUM = re.compile(r"[A-Za-z0-9]+")
 NAMES = tool_names(Profile())
+
+
+def id_strategy(family: str, name: str, index: int) -> st.SearchStrategy[str]:
+    """Ids of ``family`` for call ``index`` to tool ``name``, the way histories draw them: one
+    ``SEEDS`` choice each (``KeyError`` for an unknown family, at once)."""
+    format_id(family, name, index, entropy(0))
+    return SEEDS.map(lambda seed: format_id(family, name, index, entropy(seed)))
 
 
 @st.composite

@@ -9,7 +9,6 @@ from agentfuzz.repro import (
     _test_file,
     bundle_dir,
     observed_summary,
-    read_repro,
     write_bundle,
 )
 
@@ -30,7 +29,7 @@ def test_bundle_holds_the_contract_keys(tmp_path: Path) -> None:
     assert {"url", "request", "oracle", "message", "observed", "reproduced"} <= doc.keys()
     assert doc["reproduced"] == "3/3"
     assert folder.name.startswith("empty_turn-")
-    assert read_repro(folder)["request"] == _repro().request
+    assert doc["request"] == _repro().request
 
 
 def test_same_failure_same_folder_other_failure_other_folder(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ Each session is deterministic (the reference server at temperature 0 answers a r
 same way every time) and is chosen to show the profile's seed bug when it has one, so the
 cassettes double as offline regression tests of the client pipeline and its oracles.
 
-    python cassettes/record_seeds.py [--out cassettes]
+    python tests/replay/record_seeds.py [--out cassettes]
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ def record_all(out: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent)
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parents[2] / "cassettes"
+    )
     args = parser.parse_args(argv)
     for path in record_all(args.out):
         print(path)
