@@ -5,9 +5,10 @@ It shows what the run is doing (the mode being fuzzed, ``shrink`` or ``confirm``
 per oracle, the failure whose repro last got smaller with its size now, and the time elapsed.
 It is fed ``Status`` snapshots: by the engine after every example, or by ``--workers`` from the
 shards' progress files. When stderr is not a terminal (a CI log, a pipe), a bar cannot redraw
-itself, so it writes a heartbeat line instead: when the phase, stage or failures change, and at
-least every ``HEARTBEAT_EVERY`` seconds. The shards of ``--workers`` move between stages each on
-its own, so their merged progress gets a line at most every ``HEARTBEAT_GAP`` seconds.
+itself, so it writes a heartbeat line instead, once the first example is through: when the
+phase, stage or failures change, and at least every ``HEARTBEAT_EVERY`` seconds. The shards of
+``--workers`` move between stages each on its own, so their merged progress gets a line at most
+every ``HEARTBEAT_GAP`` seconds.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ def failures_text(status: Status) -> str:
 
 
 def heartbeat(status: Status, elapsed: float) -> str:
-    """One line for a log: ``0:01:05 chat/stream shrink · 120 examples · empty_turn 1``."""
+    """One line for a log: ``[agentfuzz 00:01:05] chat/stream shrink · 120 examples · …``
+    (not ``agentfuzz: …``, which starts the one line of an error)."""
     clock = time.strftime("%H:%M:%S", time.gmtime(elapsed))
     stage = f" {status.stage}" if status.stage else ""
     shrunk = shrink_text(status)
     tail = f" · {shrunk}" if shrunk else ""
     return (
-        f"agentfuzz: {clock} {status.phase}{stage} · {status.examples} examples · "
+        f"[agentfuzz {clock}] {status.phase}{stage} · {status.examples} examples · "
         f"{failures_text(status)}{tail}"
     )
 
@@ -119,6 +121,10 @@ class Watch:
         )
 
     def _heartbeat(self, status: Status) -> None:
+        if status.examples < 2:
+            # Not before the first example is through: a run that cannot even reach its
+            # target ends with its one error line alone.
+            return
         now = time.monotonic()
         shown = (status.phase, status.stage, len(status.failures))
         since = now - self._logged_at
@@ -126,4 +132,4 @@ class Watch:
         if (changed and since >= self._gap) or since >= HEARTBEAT_EVERY or self._logged is None:
             self._logged, self._logged_at = shown, now
             line = heartbeat(status, now - self._started)
-            self._console.print(line, highlight=False, soft_wrap=True)
+            self._console.print(line, markup=False, highlight=False, soft_wrap=True)

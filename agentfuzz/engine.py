@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import json
 import time
 import traceback
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -272,12 +273,10 @@ class _Run:
             server_side = self._server_side(turn.violations)
             reached, failed = tally.get(turn.number, (0, 0))
             tally[turn.number] = (reached + 1, failed + bool(server_side))
-            interaction = self.target.last_interaction
             for v in server_side:
-                self.store.offer(v, turn.case, turn.observation, tuple(turns), interaction)
+                self.store.offer(v, turn.case, turn.observation, tuple(turns))
             found.extend(server_side)
-            if interaction is not None:
-                recorded.append(Recorded(interaction, turn.case, turn.violations))
+            recorded.append(Recorded(turn.observation, turn.case, turn.violations))
 
         try:
             run_session(plan, self._observe, check, record)
@@ -293,12 +292,10 @@ class _Run:
         """
         obs = self._observe(case)
         found = oracles.check(case, obs, only=self.config.only, skip=self.config.skip)
-        interaction = self.target.last_interaction
         server_side = self._server_side(found)
         for v in server_side:
-            self.store.offer(v, case, obs, interaction=interaction)
-        if interaction is not None:
-            self._record("synthetic", [Recorded(interaction, case, tuple(found))])
+            self.store.offer(v, case, obs)
+        self._record("synthetic", [Recorded(obs, case, tuple(found))])
         return server_side
 
     def _server_side(self, found: Sequence[Violation]) -> list[Violation]:
@@ -319,13 +316,14 @@ class _Run:
     def _record(self, kind: Kind, recorded: list[Recorded]) -> None:
         """With ``--record``, write one example's or session's exchanges as one cassette."""
         config = self.config
+        recorded = [r for r in recorded if r.observation.exchange.status is not None]
         if config.record is None or not recorded:
             return
         first = recorded[0].case
         digest = hashlib.sha1()
         for item in recorded:
-            body = item.interaction[0].body or b""
-            digest.update(body.encode() if isinstance(body, str) else body)
+            # The bytes sent: LiveTransport sends exactly json.dumps of the request.
+            digest.update(json.dumps(item.observation.exchange.request).encode())
         mode = f"{first.api}-{'stream' if first.stream else 'no-stream'}"
         about = {
             "target": self.target.base_url,

@@ -18,7 +18,6 @@ from agentfuzz.observation import Observation, Violation
 from agentfuzz.reduce import case_size
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.session import Turn
-from agentfuzz.transport.cassette import Interaction
 
 __all__ = ["Finding", "FindingStore", "Report", "Status", "TurnTable"]
 
@@ -59,8 +58,6 @@ class Finding:
     flaky: bool = False
     # The session that showed this failure, up to the failing turn (session mode only).
     transcript: tuple[Turn, ...] = ()
-    # The failing exchange as recorded, for the bundle's cassette.
-    interaction: Interaction | None = None
     # With --trials auto: tries per judgement, from the rate measured when first found.
     tries: int = 1
     measured: bool = False
@@ -137,12 +134,9 @@ class FindingStore:
         case: Case,
         obs: Observation,
         transcript: tuple[Turn, ...] = (),
-        interaction: Interaction | None = None,
     ) -> None:
         current = self.by_key.get(violation.key)
-        candidate = Finding(
-            violation, case, obs, Path(), transcript=transcript, interaction=interaction
-        )
+        candidate = Finding(violation, case, obs, Path(), transcript=transcript)
         if current is not None and candidate.size >= current.size:
             if transcript and not current.transcript:
                 # A synthetic example was smaller, but the session that met it too is evidence.
@@ -174,6 +168,6 @@ class FindingStore:
             | {"evidence": finding.violation.evidence},
             reproduced=finding.reproduced,
             transcript=finding.transcript,
-            interaction=finding.interaction,
+            observation=finding.observation,
         )
         return write_bundle(self.out, repro)

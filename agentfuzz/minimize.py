@@ -24,7 +24,6 @@ from agentfuzz.observation import Observation, Violation
 from agentfuzz.reduce import reduce_case
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.target import Target
-from agentfuzz.transport.cassette import Interaction
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
 
 __all__ = ["NothingToReduce", "Reduction", "confirm", "reduce_input", "write_reduction"]
@@ -43,7 +42,6 @@ class Reduction:
     reduced: Case
     violation: Violation
     observation: Observation
-    interaction: Interaction | None
     tries: int
     rate: tuple[int, int] = (0, 0)
     calls: int = 0
@@ -53,8 +51,9 @@ class Reduction:
     interrupted: bool = False
 
 
-# A failing exchange as judged: the case sent, what came back, the violation, the recording.
-_Fired = tuple[Case, Observation, Violation, Interaction | None]
+# A failing exchange as judged: the case sent, what came back (its recording with it), the
+# violation.
+_Fired = tuple[Case, Observation, Violation]
 
 
 class _Judge:
@@ -73,7 +72,7 @@ class _Judge:
         obs = self.target.observe(case)
         found = oracles.check(case, obs, only=None if self.oracle is None else [self.oracle])
         if found:
-            self.fired = (case, obs, found[0], self.target.last_interaction)
+            self.fired = (case, obs, found[0])
         return bool(found)
 
 
@@ -176,14 +175,13 @@ def _reduction(
 ) -> Reduction:
     reduced, evidence = result
     assert evidence is not None
-    _, obs, found, interaction = evidence
+    _, obs, found = evidence
     return Reduction(
         source=source,
         original=original,
         reduced=prepare(reduced),
         violation=found,
         observation=obs,
-        interaction=interaction,
         tries=tries,
         rate=measured or (0, 0),
         calls=calls,
@@ -217,7 +215,7 @@ def write_reduction(out: Path, reduction: Reduction, source: str) -> Path:
         violation=reduction.violation,
         observed=observed_summary(obs) | {"evidence": reduction.violation.evidence},
         reproduced=reproduced,
-        interaction=reduction.interaction,
+        observation=obs,
     )
     folder = write_bundle(out, repro)
     doc = {

@@ -33,7 +33,11 @@ class Exchange:
     """One request and whatever the transport saw of its answer, before any interpretation.
 
     ``failure`` is set when the transport itself failed mid-answer (connection reset,
-    timeout, a stream that stopped): the status and partial body are still kept.
+    timeout, a stream that stopped): the status and partial body are still kept. The exchange
+    carries its own recording: the request headers as sent (never a key or a cookie), the
+    response's status line and headers, and ``raw``, the body bytes as the client read them
+    off the wire (still content-encoded, cut where the answer was cut). A cassette is made
+    from exactly that.
     """
 
     url: str
@@ -45,6 +49,10 @@ class Exchange:
     events: tuple[SSEEvent, ...] = ()
     failure: str | None = None
     elapsed: float = 0.0
+    request_headers: tuple[tuple[str, str], ...] = ()
+    reason: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    raw: bytes = b""
 
 
 @dataclass(frozen=True)

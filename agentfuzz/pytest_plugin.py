@@ -308,7 +308,6 @@ def _recorded_requests(path: Path) -> tuple[dict[str, Any], list[tuple[int, str,
 def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None:
     """Send every recorded request to ``base_url``; fail listing each oracle that fires."""
     from agentfuzz import oracles
-    from agentfuzz.dialects import assemble
     from agentfuzz.engine import Target
     from agentfuzz.replay import Recorded
     from agentfuzz.transport.live import TargetUnreachable
@@ -326,19 +325,18 @@ def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None
                 body["model"] = model
             # The base URL ends in /v1 (the openai SDK convention), as the recorded one did.
             route = "/" + uri_path.split("/v1/", 1)[1] if "/v1/" in uri_path else uri_path
-            target.last_interaction = None
             try:
-                obs = assemble(target.transport.send(route, body, case.stream))
+                obs = target.resend(route, body, case.stream)
             except TargetUnreachable as exc:
                 raise CassetteFailure(f"{path.name}: turn {number}: {exc}") from None
             found = oracles.check(case, obs)
             failing += [
                 f"  turn {number} POST {route}: {v.oracle}: {_line(v.message)}" for v in found
             ]
-            if target.last_interaction is None or obs.exchange.failure:
+            if obs.exchange.status is None or obs.exchange.failure:
                 cut.append(number)
             else:
-                recorded.append(Recorded(target.last_interaction, case, tuple(found)))
+                recorded.append(Recorded(obs, case, tuple(found)))
     finally:
         target.close()
     note = ""

@@ -34,8 +34,8 @@ from agentfuzz.history import Case
 from agentfuzz.observation import BackendRequest, Exchange, Observation, SSEEvent, Violation
 from agentfuzz.transport.cassette import (
     CassetteError,
-    Interaction,
     ReplayTransport,
+    interaction_of,
     load_cassette,
     metadata,
     new_cassette,
@@ -55,9 +55,6 @@ __all__ = [
     "replay_cassette",
     "resend_bundle",
     "verdict",
-    "with_backend",
-    "with_failure",
-    "with_twin",
     "write_cassette",
 ]
 
@@ -69,51 +66,22 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a
 
 @dataclass(frozen=True)
 class Recorded:
-    """One exchange to write: what went over the wire, the case behind it, its verdicts."""
+    """One turn to write: the observation (its exchange carries what went over the wire, and
+    it may carry the backend's requests and a twin), the case behind it, its verdicts."""
 
-    interaction: Interaction
+    observation: Observation
     case: Case
     violations: tuple[Violation, ...]
 
 
-# Where an interaction carries its backend requests (and the transport failure that cut its
-# answer short) from the target to ``write_cassette``, which moves them into the turn's
-# metadata: the response itself is written as it came.
-_BACKEND_KEY = "agentfuzz_backend"
-_FAILURE_KEY = "agentfuzz_failure"
-_TWIN_KEY = "agentfuzz_twin"
-_CARRIED = (_BACKEND_KEY, _FAILURE_KEY, _TWIN_KEY)
-
-
-def with_backend(interaction: Interaction, backend: tuple[BackendRequest, ...]) -> Interaction:
-    """``interaction`` carrying what the backend behind a proxy received for it (proxy mode)."""
-    request, response = interaction
-    return request, {**response, _BACKEND_KEY: backend}
-
-
-def with_failure(interaction: Interaction, failure: str) -> Interaction:
-    """``interaction`` carrying the transport failure that ended its answer (a reset, a stream
-    whose body never ended): the bytes alone replay as an answer that merely stopped."""
-    request, response = interaction
-    return request, {**response, _FAILURE_KEY: failure}
-
-
-def with_twin(interaction: Interaction, twin: Exchange, read: Interaction | None) -> Interaction:
-    """``interaction`` carrying its differential twin: ``twin`` is the same request with
-    ``stream`` flipped, ``read`` its answer as the recorder got it (None if it never ended)."""
-    request, response = interaction
-    return request, {**response, _TWIN_KEY: _twin_metadata(twin, read)}
-
-
-def _twin_metadata(exchange: Exchange, read: Interaction | None) -> dict[str, Any]:
-    body = exchange.body
-    if read is not None:
-        raw = read[1]["body"]["string"]
-        body = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    elif exchange.events:
-        # The recorder keeps no answer that broke off: write back the events that were read.
-        body = "".join(_sse_text(e) for e in exchange.events)
-    twin = {
+def _twin_metadata(twin: Observation) -> dict[str, Any]:
+    exchange = twin.exchange
+    if exchange.status is not None:
+        body = exchange.raw.decode("utf-8", errors="replace")
+    else:
+        # No answer ever came: write back what was read of it, if anything.
+        body = "".join(_sse_text(e) for e in exchange.events) or exchange.body
+    metadata = {
         "url": exchange.url,
         "request": exchange.request,
         "stream": exchange.stream,
@@ -122,8 +90,8 @@ def _twin_metadata(exchange: Exchange, read: Interaction | None) -> dict[str, An
         "body": body,
     }
     if exchange.failure is not None:
-        twin["failure"] = exchange.failure
-    return twin
+        metadata["failure"] = exchange.failure
+    return metadata
 
 
 def _sse_text(event: SSEEvent) -> str:
@@ -158,26 +126,30 @@ def _body_bytes(response: dict[str, Any]) -> int:
 
 
 def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, Any]) -> Path:
-    """Write ``recorded`` as one cassette at ``path``; ``about`` says what was fuzzed."""
+    """Write ``recorded`` as one cassette at ``path``; ``about`` says what was fuzzed.
+
+    A turn whose request got no answer at all (no status line) has nothing to play back and
+    is left out.
+    """
     cassette = new_cassette(path)
     turns = []
     for item in recorded:
-        request, response = item.interaction
-        backend, failure = response.get(_BACKEND_KEY), response.get(_FAILURE_KEY)
-        twin = response.get(_TWIN_KEY)
-        response = {k: v for k, v in response.items() if k not in _CARRIED}
-        cassette.append(request, response)
-        turn = {
+        obs = item.observation
+        interaction = interaction_of(obs.exchange)
+        if interaction is None:
+            continue
+        cassette.append(*interaction)
+        turn: dict[str, Any] = {
             "case": item.case.model_dump(mode="json"),
             "verdicts": [verdict(v) for v in item.violations],
-            "bytes": _body_bytes(response),
+            "bytes": len(obs.exchange.raw),
         }
-        if backend is not None:
-            turn["backend"] = _backend_metadata(backend)
-        if failure is not None:
-            turn["failure"] = failure
-        if twin is not None:
-            turn["twin"] = twin
+        if obs.backend is not None:
+            turn["backend"] = _backend_metadata(obs.backend)
+        if obs.exchange.failure is not None:
+            turn["failure"] = obs.exchange.failure
+        if obs.twin is not None:
+            turn["twin"] = _twin_metadata(obs.twin)
         turns.append(turn)
     save_cassette(cassette, {"agentfuzz": {"version": VERSION, **about, "turns": turns}})
     return path
@@ -265,7 +237,7 @@ class RecordedTurn:
     backend: tuple[BackendRequest, ...] | None = None
     # The transport failure that cut the answer short when it was recorded, if any.
     failure: str | None = None
-    # Differential mode: the twin request and its answer, as ``with_twin`` wrote them.
+    # Differential mode: the twin request and its answer, as ``write_cassette`` wrote them.
     twin: dict[str, Any] | None = None
 
 

@@ -27,7 +27,6 @@ from agentfuzz.history import Case
 from agentfuzz.observation import Exchange, Observation, Violation
 from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn
-from agentfuzz.transport.cassette import Interaction
 
 __all__ = ["Repro", "bundle_dir", "observed_summary", "write_bundle"]
 
@@ -43,7 +42,8 @@ class Repro:
     observed: dict[str, Any]
     reproduced: str = "pending"
     transcript: tuple[Turn, ...] = field(default=())
-    interaction: Interaction | None = None
+    # The failing turn as observed: its exchange carries the recording the cassette is made of.
+    observation: Observation | None = None
 
 
 def bundle_dir(out: Path, violation: Violation) -> Path:
@@ -120,10 +120,10 @@ def write_bundle(out: Path, repro: Repro) -> Path:
     }
     write_atomically(folder / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     write_atomically(folder / "repro.sh", _curl(repro.url, repro.request, repro.case.stream), 0o755)
-    if repro.interaction is not None:
+    obs = repro.observation
+    if obs is not None and obs.exchange.status is not None:
         about = {"target": repro.url, "kind": "repro", "api": repro.case.api}
-        recorded = Recorded(repro.interaction, repro.case, (v,))
-        write_cassette(folder / "cassette.yaml", [recorded], about)
+        write_cassette(folder / "cassette.yaml", [Recorded(obs, repro.case, (v,))], about)
         write_atomically(folder / "test_repro.py", _test_file(v))
     if repro.transcript:
         doc = {"turns": [_turn(t) for t in repro.transcript]}

@@ -1,12 +1,13 @@
 """The target: a server seen through the client pipeline, live or through a campaign cassette.
 
-``Target.observe(case)`` builds the request, sends it, assembles the answer. Every exchange
-passes a recorder, so the one that failed can go into its bundle's cassette as it came. With a
-record mode, parts of a campaign play from (or record into) cassettes: ``with target.cassette(
-path, about):`` for each part. In proxy mode a ``BackendLog`` behind the proxy gives each
-observation the request bodies the backend received while it was in flight. In differential
-mode every case is sent twice, as given and with ``stream`` flipped, and the second answer rides
-along as the first's ``Observation.twin`` (and in its cassette turn) for ``stream_divergence``.
+``Target.observe(case)`` builds the request, sends it, assembles the answer; ``Target.resend``
+sends a recorded body as it is. Every exchange carries its own recording (what was sent, the
+bytes read), so the one that failed goes into its bundle's cassette as it came. With a record
+mode, parts of a campaign play from (or record into) cassettes: ``with target.cassette(path,
+about):`` for each part. In proxy mode a ``BackendLog`` behind the proxy gives each observation
+the request bodies the backend received while it was in flight. In differential mode every case
+is sent twice, as given and with ``stream`` flipped, and the second answer rides along as the
+first's ``Observation.twin`` (and in its cassette turn) for ``stream_divergence``.
 """
 
 from __future__ import annotations
@@ -25,12 +26,9 @@ from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Case
 from agentfuzz.observation import BackendRequest, Observation
 from agentfuzz.profiles import KnobDefaults
-from agentfuzz.replay import with_backend, with_failure, with_twin
 from agentfuzz.transport.cassette import (
     CassetteError,
     CassetteTransport,
-    Interaction,
-    RecordingTransport,
     load_cassette,
     new_cassette,
     save_cassette,
@@ -97,14 +95,11 @@ class Target:
         }
         self.model = model
         self.record_mode = record_mode
-        self.last_interaction: Interaction | None = None
-        transport: httpx.BaseTransport
-        if record_mode is None:
-            transport = RecordingTransport(self._keep)
-            self.tape: CassetteTransport | None = None
-        else:
+        transport: httpx.BaseTransport | None = None
+        self.tape: CassetteTransport | None = None
+        if record_mode is not None:
             # Until a part of the campaign opens its cassette, nothing may be sent.
-            self.tape = CassetteTransport(new_cassette(Path("unopened.yaml"), "none"), self._keep)
+            self.tape = CassetteTransport(new_cassette(Path("unopened.yaml"), "none"))
             transport = self.tape
         self.transport = LiveTransport(
             self.base_url, api_key=api_key, timeout=timeout, transport=transport
@@ -114,9 +109,6 @@ class Target:
         self.last_answered: tuple[Case, Observation] | None = None
         self.not_served = 0
         self.last_not_served = ""
-
-    def _keep(self, interaction: Interaction) -> None:
-        self.last_interaction = interaction
 
     @contextlib.contextmanager
     def cassette(self, path: Path, about: dict[str, Any]) -> Iterator[None]:
@@ -142,48 +134,40 @@ class Target:
         if self.knob_defaults:
             case = _with_defaults(case, self.knob_defaults)
         path, body = build_request(case, self.model)
-        self.calls += 1
-        self.last_interaction = None
         if self.backend is not None:
             # Requests run one at a time, so what reaches the backend from here on is this one's.
             self.backend.take()
-        exchange = self.transport.send(path, body, case.stream)
-        obs = assemble(exchange)
-        if exchange.failure is not None and self.last_interaction is not None:
-            self.last_interaction = with_failure(self.last_interaction, exchange.failure)
+        obs = self.resend(path, body, case.stream)
         if self.backend is not None:
-            forwarded = self.backend.take()
-            obs = dataclasses.replace(obs, backend=forwarded)
-            if self.last_interaction is not None:
-                self.last_interaction = with_backend(self.last_interaction, forwarded)
+            obs = dataclasses.replace(obs, backend=self.backend.take())
         self.answered += 1
+        exchange = obs.exchange
         if exchange.status in NOT_SERVED:
             self.not_served += 1
             self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
         self.last_answered = (case, obs)
         if self.differential:
             # After the bookkeeping: a server that dies on the twin has answered this case.
-            obs = self._with_twin(case, obs)
+            obs = self._twinned(case, obs)
             self.last_answered = (case, obs)
         return obs
 
-    def _with_twin(self, case: Case, obs: Observation) -> Observation:
+    def resend(self, path: str, body: dict[str, Any], stream: bool) -> Observation:
+        """Send ``body`` as it is to ``path`` (relative to the base URL) and assemble the answer."""
+        self.calls += 1
+        return assemble(self.transport.send(path, body, stream))
+
+    def _twinned(self, case: Case, obs: Observation) -> Observation:
         """``obs`` with its twin: the same case sent again with ``stream`` flipped.
 
         Only the first answer counts as answered and feeds a session: the twin is evidence.
         """
-        main = self.last_interaction
         path, body = build_request(case.model_copy(update={"stream": not case.stream}), self.model)
-        self.calls += 1
-        self.last_interaction = None
-        exchange = self.transport.send(path, body, not case.stream)
+        twin = self.resend(path, body, not case.stream)
         if self.backend is not None:
             # Dropped: proxy_fidelity judges what the turn's own request made reach the backend.
             self.backend.take()
-        read, self.last_interaction = self.last_interaction, main
-        if main is not None:
-            self.last_interaction = with_twin(main, exchange, read)
-        return dataclasses.replace(obs, twin=assemble(exchange))
+        return dataclasses.replace(obs, twin=twin)
 
     def close(self) -> None:
         self.transport.close()

@@ -40,6 +40,8 @@ from vcr.serialize import deserialize as vcr_deserialize
 from vcr.serialize import serialize as vcr_serialize
 
 from agentfuzz._files import write_atomically
+from agentfuzz.observation import Exchange
+from agentfuzz.transport._tee import TeeStream
 from agentfuzz.transport._yaml import SafeLoader
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "NotInCassette",
     "RecordingTransport",
     "ReplayTransport",
+    "interaction_of",
     "load_cassette",
     "metadata",
     "new_cassette",
@@ -310,26 +313,6 @@ def metadata(cassette: Cassette, key: str = "agentfuzz") -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-class _TeeStream(httpx.SyncByteStream):
-    """Yields the inner stream's chunks and keeps a copy, handed over when the client closes."""
-
-    def __init__(self, inner: httpx.SyncByteStream, done: Callable[[bytes], None]) -> None:
-        self._inner = inner
-        self._done = done
-        self._chunks: list[bytes] = []
-
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._inner:
-            self._chunks.append(chunk)
-            yield chunk
-
-    def close(self) -> None:
-        try:
-            self._inner.close()
-        finally:
-            self._done(b"".join(self._chunks))
-
-
 def _headers(headers: httpx.Headers) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for name, value in headers.multi_items():
@@ -343,6 +326,25 @@ def _ignore(interaction: Interaction) -> None:
 
 def _vcr_request(request: httpx.Request) -> VcrRequest:
     return VcrRequest(request.method, str(request.url), request.content, request.headers)
+
+
+def interaction_of(exchange: Exchange) -> Interaction | None:
+    """``exchange`` as a vcrpy interaction, from the recording it carries: the request as sent
+    (``LiveTransport`` sends exactly ``json.dumps(request)``) and the answer's bytes as read.
+    None when no answer came at all (the connection failed before a status line)."""
+    if exchange.status is None:
+        return None
+    content = json.dumps(exchange.request).encode()
+    request = VcrRequest("POST", exchange.url, content, dict(exchange.request_headers))
+    headers: dict[str, list[str]] = {}
+    for name, value in exchange.headers:
+        headers.setdefault(name, []).append(value)
+    response = {
+        "status": {"code": exchange.status, "message": exchange.reason},
+        "headers": headers,
+        "body": {"string": exchange.raw},
+    }
+    return request, response
 
 
 class RecordingTransport(httpx.BaseTransport):
@@ -376,7 +378,7 @@ class RecordingTransport(httpx.BaseTransport):
         return httpx.Response(
             response.status_code,
             headers=response.headers,
-            stream=_TeeStream(response.stream, done),
+            stream=TeeStream(response.stream, done),
             extensions=response.extensions,
             request=request,
         )

@@ -16,6 +16,7 @@ import httpx
 from httpx_sse import EventSource
 
 from agentfuzz.observation import Exchange, SSEEvent
+from agentfuzz.transport._tee import TeeStream
 
 __all__ = ["LiveTransport", "ModelListError", "TargetUnreachable"]
 
@@ -57,6 +58,53 @@ def _failure(exc: BaseException) -> str:
     return text[:_FAILURE_LIMIT]
 
 
+# Headers never kept in an exchange's recording (the cassette code filters the same ones).
+_SECRET = frozenset({"authorization", "api-key", "x-api-key", "cookie", "set-cookie"})
+# The request extension under which ``send`` asks the tee to keep what was sent and read.
+_READ = "agentfuzz.read"
+
+
+class _Read:
+    """What the tee kept of one exchange: the request headers as sent and the raw body read."""
+
+    def __init__(self) -> None:
+        self.headers: tuple[tuple[str, str], ...] = ()
+        self.raw = b""
+
+    def keep(self, raw: bytes) -> None:
+        self.raw = raw
+
+
+class _Tee(httpx.BaseTransport):
+    """Passes every request to ``inner``; for one that asks (``_READ``), keeps the headers it
+    went with and the answer's bytes as the client reads them, before any content decoding."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        read = request.extensions.get(_READ)
+        if not isinstance(read, _Read):
+            return response
+        read.headers = _pairs(request.headers)
+        assert isinstance(response.stream, httpx.SyncByteStream)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=TeeStream(response.stream, read.keep),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _pairs(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in headers.multi_items() if k.lower() not in _SECRET)
+
+
 class LiveTransport:
     """Sends requests to an OpenAI-compatible server over one pooled ``httpx.Client``."""
 
@@ -70,9 +118,10 @@ class LiveTransport:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        # ``transport`` puts a recorder or a cassette under the client (transport/cassette.py).
+        # ``transport`` puts a cassette (or a mock) under the client; the tee above it keeps
+        # each exchange's recording, whatever answers.
         self._client = httpx.Client(
-            transport=transport,
+            transport=_Tee(transport or httpx.HTTPTransport()),
             headers=headers,
             timeout=httpx.Timeout(
                 connect=min(timeout, 10.0), read=timeout, write=timeout, pool=timeout
@@ -91,7 +140,9 @@ class LiveTransport:
         if stream:
             headers.update({"Accept": "text/event-stream", "Cache-Control": "no-store"})
         status: int | None = None
-        content_type = ""
+        content_type, reason = "", ""
+        answer_headers: tuple[tuple[str, str], ...] = ()
+        read = _Read()
         chunks: list[bytes] = []
         events: list[SSEEvent] = []
         failure: str | None = None
@@ -108,8 +159,11 @@ class LiveTransport:
                 raise _Overrun(f"ReadTimeout: response not complete after {self.timeout:g}s")
 
         try:
-            with self._client.stream("POST", url, content=content, headers=headers) as response:
-                status = response.status_code
+            with self._client.stream(
+                "POST", url, content=content, headers=headers, extensions={_READ: read}
+            ) as response:
+                status, reason = response.status_code, response.reason_phrase
+                answer_headers = tuple(response.headers.multi_items())
                 content_type = response.headers.get("content-type", "")
                 if stream and content_type.partition(";")[0].strip() == "text/event-stream":
                     for sse in EventSource(response).iter_sse():
@@ -137,6 +191,10 @@ class LiveTransport:
             events=tuple(events),
             failure=failure,
             elapsed=time.perf_counter() - started,
+            request_headers=read.headers,
+            reason=reason,
+            headers=tuple((k, v) for k, v in answer_headers if k.lower() not in _SECRET),
+            raw=read.raw,
         )
 
     def models(self) -> list[str]:

@@ -131,8 +131,8 @@ def _differential_cassette(path: Path) -> tuple[Target, Observation]:
             obs = target.observe(case)
         finally:
             target.close()
-    assert target.last_interaction is not None
-    write_cassette(path, [Recorded(target.last_interaction, case, ())], {})
+    assert obs.twin is not None
+    write_cassette(path, [Recorded(obs, case, ())], {})
     return target, obs
 
 

@@ -59,8 +59,7 @@ def _record(url: str, path: Path, cases: list[Case]) -> list[list[str]]:
     try:
         for case in cases:
             obs = target.observe(case)
-            assert target.last_interaction is not None
-            recorded.append(Recorded(target.last_interaction, case, tuple(check(case, obs))))
+            recorded.append(Recorded(obs, case, tuple(check(case, obs))))
     finally:
         target.close()
     write_cassette(path, recorded, {"target": url, "model": target.model, "kind": "synthetic"})

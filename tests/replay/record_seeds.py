@@ -61,9 +61,9 @@ def record(profile: str, api: Api, stream: bool, path: Path) -> Path:
     recorded: list[Recorded] = []
 
     def keep(turn: Turn) -> None:
-        if target.last_interaction is None:
+        if turn.observation.exchange.status is None:
             raise RuntimeError(f"{profile} turn {turn.number}: the exchange was not recorded")
-        recorded.append(Recorded(target.last_interaction, turn.case, turn.violations))
+        recorded.append(Recorded(turn.observation, turn.case, turn.violations))
 
     with serve_in_thread(profile) as url:
         with LiveTransport(url) as probe:

@@ -77,13 +77,12 @@ def test_a_stream_cut_after_done_replays_as_a_transport_fault(
     target = Target(cut_server, "m", None, 10.0)
     try:
         obs = target.observe(case)
-        assert target.last_interaction is not None
         found = tuple(check(case, obs))
-        interaction = target.last_interaction
     finally:
         target.close()
+    assert obs.exchange.status is not None
     assert "error:transport" in {v.signature for v in found}
-    path = write_cassette(tmp_path / "cut.yaml", [Recorded(interaction, case, found)], {})
+    path = write_cassette(tmp_path / "cut.yaml", [Recorded(obs, case, found)], {})
     assert "failure:" in path.read_text()
     for seed in (0, None):
         (turn,) = replay_cassette(path, seed).turns
