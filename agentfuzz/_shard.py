@@ -27,7 +27,7 @@ from agentfuzz._files import write_atomically
 from agentfuzz.engine import FuzzConfig, run
 from agentfuzz.findings import Status
 from agentfuzz.profiles import Profile
-from agentfuzz.transport.live import TargetUnreachable
+from agentfuzz.transport.errors import TargetUnreachable
 
 # Seconds between two writes of a shard's progress file.
 BEACON_EVERY = 0.5

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
-from urllib.parse import urlsplit
 
 import click
 from rich.console import Console
@@ -22,10 +21,15 @@ from rich.table import Table
 from agentfuzz import oracles
 from agentfuzz._progress import HEARTBEAT_GAP, Watch
 from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Progress, run
+from agentfuzz.options import RECORD_MODES, base_url_problem
 from agentfuzz.profiles import ProfileError, load_profile
-from agentfuzz.target import RECORD_MODES, BackendLog
-from agentfuzz.transport.cassette import CassetteError, NotInCassette
-from agentfuzz.transport.live import LiveTransport, TargetUnreachable
+from agentfuzz.target import BackendLog, first_model
+from agentfuzz.transport.errors import (
+    CassetteError,
+    ModelListError,
+    NotInCassette,
+    TargetUnreachable,
+)
 
 __all__ = ["cli", "main"]
 
@@ -61,23 +65,7 @@ def _names(value: str | None) -> list[str] | None:
 
 def _base_url(value: str | None) -> str | None:
     """``value`` if it is an http(s) URL with a host and a valid port; else exit 2."""
-    if value is None:
-        return None
-    problem = ""
-    try:
-        parts = urlsplit(value)
-        port = parts.port  # ValueError when not a number in 0-65535
-    except ValueError as exc:
-        problem = str(exc)
-    else:
-        if parts.scheme not in ("http", "https"):
-            problem = "expected an http:// or https:// URL, e.g. http://host:8000/v1"
-        elif not parts.hostname:
-            problem = "no host"
-        elif port == 0:
-            problem = "port 0"
-        elif any(c.isspace() or not c.isprintable() for c in value):
-            problem = "contains whitespace or control characters"
+    problem = None if value is None else base_url_problem(value)
     if problem:
         _fail(EXIT_USAGE, f"--base-url {value!r}: {problem}")
     return value
@@ -110,16 +98,10 @@ def _writable_out(out: Path, flag: str = "--out") -> Path:
 
 
 def _first_model(base_url: str, api_key: str | None, timeout: float) -> str:
-    with LiveTransport(base_url, api_key=api_key, timeout=timeout) as transport:
-        try:
-            models = transport.models()
-        except TargetUnreachable:
-            raise
-        except Exception as exc:  # any answer we cannot read as a model list
-            _fail(EXIT_USAGE, f"{exc}; pass --model")
-    if not models:
-        _fail(EXIT_USAGE, f"{base_url}/models lists no model; pass --model")
-    return models[0]
+    try:
+        return first_model(base_url, api_key, timeout)
+    except ModelListError as exc:
+        _fail(EXIT_USAGE, f"{exc}; pass --model")
 
 
 def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> dict[str, Any]:

@@ -39,8 +39,7 @@ from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans
 from agentfuzz.target import BackendLog, Target
-from agentfuzz.transport.cassette import NotInCassette
-from agentfuzz.transport.live import TargetUnreachable
+from agentfuzz.transport.errors import NotInCassette, TargetUnreachable
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
 
 __all__ = [

@@ -97,8 +97,7 @@ class CampaignRunner:
         """
         from agentfuzz.engine import FuzzConfig, run
         from agentfuzz.profiles import ProfileError, load_profile
-        from agentfuzz.transport.cassette import CassetteError, NotInCassette
-        from agentfuzz.transport.live import TargetUnreachable
+        from agentfuzz.transport.errors import CassetteError, NotInCassette, TargetUnreachable
 
         if isinstance(trials, str) and trials != "auto":
             raise ValueError(f"trials={trials!r}: a number of tries, or 'auto'")
@@ -156,21 +155,14 @@ class CampaignRunner:
     def _live_model(self) -> str:
         if self.model is not None:
             return self.model
-        from agentfuzz.transport.live import LiveTransport
+        from agentfuzz.target import first_model
+        from agentfuzz.transport.errors import ModelListError, TargetUnreachable
 
         assert self.base_url is not None
-        key = os.environ.get("OPENAI_API_KEY")
-        listed: list[str] = []
-        with LiveTransport(self.base_url, api_key=key, timeout=_TIMEOUT) as transport:
-            try:
-                listed = transport.models()
-            except Exception as exc:  # unreachable, or no readable model list
-                failure = f"{exc}; pass --agentfuzz-model"
-            else:
-                failure = f"{self.base_url}/models lists no model; pass --agentfuzz-model"
-        if not listed:
-            pytest.fail(failure, pytrace=False)
-        return listed[0]
+        try:
+            return first_model(self.base_url, os.environ.get("OPENAI_API_KEY"), _TIMEOUT)
+        except (ModelListError, TargetUnreachable) as exc:
+            pytest.fail(f"{exc}; pass --agentfuzz-model", pytrace=False)
 
     def _fresh_out(self, seed: int) -> Path:
         """A bundle folder of its own for each campaign a test runs."""

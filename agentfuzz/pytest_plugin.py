@@ -41,6 +41,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from agentfuzz.options import RECORD_MODES, base_url_problem
+
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
@@ -62,7 +64,6 @@ __all__ = [
     "agentfuzz_target",
 ]
 
-RECORD_MODES = ("none", "once", "new_episodes", "all")
 _REWRITE = frozenset({"new_episodes", "all"})
 _PROFILE_NAME = "agentfuzz"
 _TIMEOUT = 60.0
@@ -140,10 +141,9 @@ def _settings(config: pytest.Config) -> _Settings:
     else:
         cassettes = config.rootpath / str(config.getini("agentfuzz_cassettes"))
     base_url = config.getoption("agentfuzz_base_url")
-    if base_url is not None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise pytest.UsageError(f"--agentfuzz-base-url {base_url!r}: expected http(s)://HOST…")
+    problem = None if base_url is None else base_url_problem(base_url)
+    if problem:
+        raise pytest.UsageError(f"--agentfuzz-base-url {base_url!r}: {problem}")
     mode = config.getoption("agentfuzz_record_mode")
     if mode in _REWRITE and base_url is None:
         raise pytest.UsageError(f"--agentfuzz-record-mode {mode} needs --agentfuzz-base-url")
@@ -257,7 +257,7 @@ def _no_network() -> Iterator[None]:
 
 def _replay(path: Path, seed: int) -> None:
     from agentfuzz.replay import replay_cassette
-    from agentfuzz.transport.cassette import CassetteError, NotInCassette
+    from agentfuzz.transport.errors import CassetteError, NotInCassette
 
     with _no_network():
         try:
@@ -296,7 +296,7 @@ def _recorded_requests(path: Path) -> tuple[dict[str, Any], list[tuple[int, str,
     """A cassette's metadata, and per interaction: its number, URI path, case and JSON body."""
     # replay.py's own reader, so both modes reject the same cassettes.
     from agentfuzz.replay import read_turns
-    from agentfuzz.transport.cassette import CassetteError
+    from agentfuzz.transport.errors import CassetteError
 
     try:
         about, turns = read_turns(path)
@@ -310,7 +310,7 @@ def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None
     from agentfuzz import oracles
     from agentfuzz.engine import Target
     from agentfuzz.replay import Recorded
-    from agentfuzz.transport.live import TargetUnreachable
+    from agentfuzz.transport.errors import TargetUnreachable
 
     about, sends = _recorded_requests(path)
     # The Target's own model is unused here: each request goes as recorded.
@@ -377,20 +377,16 @@ def agentfuzz_target(
     """
     if not agentfuzz_base_url:
         pytest.skip("needs a live server: --agentfuzz-base-url")
-    from agentfuzz.engine import Target
-    from agentfuzz.transport.live import LiveTransport
+    from agentfuzz.target import Target, first_model
+    from agentfuzz.transport.errors import ModelListError, TargetUnreachable
 
     key = os.environ.get("OPENAI_API_KEY")
     model: str | None = pytestconfig.getoption("agentfuzz_model")
     if model is None:
-        with LiveTransport(agentfuzz_base_url, api_key=key, timeout=_TIMEOUT) as transport:
-            try:
-                listed = transport.models()
-            except Exception as exc:  # unreachable, or no readable model list
-                pytest.fail(f"{exc}; pass --agentfuzz-model", pytrace=False)
-        if not listed:
-            pytest.fail(f"{agentfuzz_base_url}/models lists no model", pytrace=False)
-        model = listed[0]
+        try:
+            model = first_model(agentfuzz_base_url, key, _TIMEOUT)
+        except (ModelListError, TargetUnreachable) as exc:
+            pytest.fail(f"{exc}; pass --agentfuzz-model", pytrace=False)
     target = Target(agentfuzz_base_url, model, key, _TIMEOUT)
     yield target
     target.close()

@@ -25,6 +25,7 @@ import httpx
 from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Case
 from agentfuzz.observation import BackendRequest, Observation
+from agentfuzz.options import RECORD_MODES
 from agentfuzz.profiles import KnobDefaults
 from agentfuzz.transport.cassette import (
     CassetteError,
@@ -33,15 +34,14 @@ from agentfuzz.transport.cassette import (
     new_cassette,
     save_cassette,
 )
+from agentfuzz.transport.errors import ModelListError
 from agentfuzz.transport.live import LiveTransport
 
-__all__ = ["NOT_SERVED", "RECORD_MODES", "BackendLog", "Target"]
+__all__ = ["NOT_SERVED", "RECORD_MODES", "BackendLog", "Target", "first_model"]
 
 # Statuses that say the request never reached a model: a wrong key, path or model name, or a
 # rate limit. A run where every answer is one of them tested nothing, whatever else it saw.
 NOT_SERVED = frozenset({401, 403, 404, 405, 429})
-
-RECORD_MODES = ("once", "none", "new_episodes", "all")
 
 
 class BackendLog:
@@ -179,3 +179,16 @@ def _with_defaults(case: Case, defaults: dict[str, Any]) -> Case:
     if not unset:
         return case
     return case.model_copy(update={"options": options.model_copy(update=unset)})
+
+
+def first_model(base_url: str, api_key: str | None, timeout: float) -> str:
+    """The first model ``GET /models`` lists: what a run asks for when told no model.
+
+    Raises ``TargetUnreachable``, or ``ModelListError`` (one line) for an answer that is not a
+    model list or lists none.
+    """
+    with LiveTransport(base_url, api_key=api_key, timeout=timeout) as transport:
+        models = transport.models()
+    if not models:
+        raise ModelListError(f"{base_url.rstrip('/')}/models lists no model")
+    return models[0]

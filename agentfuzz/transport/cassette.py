@@ -43,6 +43,7 @@ from agentfuzz._files import write_atomically
 from agentfuzz.observation import Exchange
 from agentfuzz.transport._tee import TeeStream
 from agentfuzz.transport._yaml import SafeLoader
+from agentfuzz.transport.errors import CassetteError, NotInCassette
 
 __all__ = [
     "SECRET_HEADERS",
@@ -63,14 +64,6 @@ SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "cookie", "set-cookie
 
 # A recorded (request, response) pair, as vcrpy keeps it in memory.
 Interaction = tuple[VcrRequest, dict[str, Any]]
-
-
-class CassetteError(Exception):
-    """A cassette that cannot be used; ``str()`` is one line naming the file and the fault."""
-
-
-class NotInCassette(Exception):
-    """A request the cassette does not hold; ``str()`` names the closest one and what differs."""
 
 
 class _ReadableYaml:

@@ -17,6 +17,7 @@ from httpx_sse import EventSource
 
 from agentfuzz.observation import Exchange, SSEEvent
 from agentfuzz.transport._tee import TeeStream
+from agentfuzz.transport.errors import ModelListError, TargetUnreachable
 
 __all__ = ["LiveTransport", "ModelListError", "TargetUnreachable"]
 
@@ -30,14 +31,6 @@ _EVENT_OVERHEAD = 64
 
 class _Overrun(Exception):
     """The response went on past the request's deadline or size budget."""
-
-
-class TargetUnreachable(Exception):
-    """The server could not be connected to at all (refused, DNS failure, connect timeout)."""
-
-
-class ModelListError(Exception):
-    """``GET /models`` answered, but not with a model list."""
 
 
 def _reason(exc: BaseException) -> str:

@@ -126,12 +126,21 @@ def test_importing_the_plugin_is_light(module: str) -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_the_plugin_imports_only_stdlib_and_pytest_at_the_top() -> None:
-    tree = ast.parse(Path(pytest_plugin.__file__).read_text(encoding="utf-8"))
+def _top_imports(path: Path) -> set[str]:
     top = set()
-    for node in tree.body:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Import):
-            top |= {a.name.split(".")[0] for a in node.names}
+            top |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
-            top.add(node.module.split(".")[0])
-    assert top - {"pytest"} <= sys.stdlib_module_names
+            top.add(node.module)
+    return top
+
+
+def test_the_plugin_imports_only_stdlib_pytest_and_the_options_at_the_top() -> None:
+    top = _top_imports(Path(pytest_plugin.__file__))
+    ours = {name for name in top if name.split(".")[0] == "agentfuzz"}
+    assert ours <= {"agentfuzz.options"}
+    assert {name.split(".")[0] for name in top - ours} - {"pytest"} <= sys.stdlib_module_names
+    # What the options module needs is the standard library alone.
+    options = Path(pytest_plugin.__file__).with_name("options.py")
+    assert {name.split(".")[0] for name in _top_imports(options)} <= sys.stdlib_module_names

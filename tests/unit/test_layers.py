@@ -32,6 +32,7 @@ LAYERS = {
     "trials": 7,
     "replay": 7,
     "minimize": 7,
+    "options": 1,
     "passes": 7,
     "workers": 8,
     "_shard": 8,
@@ -88,3 +89,37 @@ def test_reference_server_shares_no_code_with_the_client_side() -> None:
     # Only the CLI reaches into the reference server.
     users = {_part(p) for p in PACKAGE.rglob("*.py") if "reference" in _imports(p)}
     assert users <= {"reference", "cli"}
+
+
+def _modules(path: Path) -> set[str]:
+    """The agentfuzz modules a module imports, dotted in full (``agentfuzz.transport.errors``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {name for name in found if name.startswith("agentfuzz.")}
+
+
+# The faces and what findings and bundles are made of: the transport's errors at most.
+_ERRORS_ONLY = ("cli", "pytest_plugin", "pytest_campaign", "minimize", "findings", "repro")
+
+
+def test_faces_findings_and_bundles_use_no_transport_but_its_errors() -> None:
+    wrong = []
+    for path in PACKAGE.rglob("*.py"):
+        if _part(path) not in _ERRORS_ONLY:
+            continue
+        for name in _modules(path):
+            if name.startswith("agentfuzz.transport") and name != "agentfuzz.transport.errors":
+                wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert wrong == []
+
+
+def test_the_target_never_imports_replay_nor_findings_and_bundles_the_transport() -> None:
+    assert "replay" not in _imports(PACKAGE / "target.py")
+    for part in ("findings", "repro"):
+        assert not {
+            n for n in _modules(PACKAGE / f"{part}.py") if n.startswith("agentfuzz.transport")
+        }
