@@ -1,8 +1,11 @@
 """agentfuzz: a record-and-replay session fuzzer for multi-turn tool calling.
 
-The public face re-exports the data model; everything else lives in its own layer
-(see ARCHITECTURE.md). The names load on first use: the pytest plugin imports this package in
-every pytest run wherever agentfuzz is installed, and should not pay for pydantic there.
+The public face: the entry points a program or a test uses (``run`` and its ``FuzzConfig`` and
+``Report``, the strategies ``cases`` and ``plans``, the oracles' ``check``, ``register`` and
+``oracle_names``, the fuzz profiles, ``Target``, the replay of cassettes and bundles) and the
+data model they speak. Everything else lives in its own layer (see ARCHITECTURE.md). The names
+load on first use: the pytest plugin imports this package in every pytest run wherever agentfuzz
+is installed, and should not pay for pydantic, Hypothesis or httpx there.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agentfuzz.engine import FuzzConfig, run
+    from agentfuzz.findings import Finding, Report, Status
     from agentfuzz.history import (
         AssistantMessage,
         Case,
@@ -24,40 +29,81 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from agentfuzz.observation import Exchange, Observation, Violation
+    from agentfuzz.oracles import check, register
+    from agentfuzz.oracles import names as oracle_names
+    from agentfuzz.profiles import Profile, list_profiles, load_profile
+    from agentfuzz.replay import replay_bundle, replay_cassette, resend_bundle
+    from agentfuzz.strategies import cases, plans
+    from agentfuzz.target import Target
 
 __version__ = "0.1.0"
 
+# Public name -> (module, name there).
 _HOMES = {
-    "AssistantMessage": "history",
-    "Case": "history",
-    "Exchange": "observation",
-    "History": "history",
-    "Observation": "observation",
-    "Options": "history",
-    "ReasoningItem": "history",
-    "SystemMessage": "history",
-    "Tool": "history",
-    "ToolCall": "history",
-    "ToolResult": "history",
-    "UserMessage": "history",
-    "Violation": "observation",
+    "AssistantMessage": ("history", "AssistantMessage"),
+    "Case": ("history", "Case"),
+    "Exchange": ("observation", "Exchange"),
+    "Finding": ("findings", "Finding"),
+    "FuzzConfig": ("engine", "FuzzConfig"),
+    "History": ("history", "History"),
+    "Observation": ("observation", "Observation"),
+    "Options": ("history", "Options"),
+    "Profile": ("profiles", "Profile"),
+    "ReasoningItem": ("history", "ReasoningItem"),
+    "Report": ("findings", "Report"),
+    "Status": ("findings", "Status"),
+    "SystemMessage": ("history", "SystemMessage"),
+    "Target": ("target", "Target"),
+    "Tool": ("history", "Tool"),
+    "ToolCall": ("history", "ToolCall"),
+    "ToolResult": ("history", "ToolResult"),
+    "UserMessage": ("history", "UserMessage"),
+    "Violation": ("observation", "Violation"),
+    "cases": ("strategies", "cases"),
+    "check": ("oracles", "check"),
+    "list_profiles": ("profiles", "list_profiles"),
+    "load_profile": ("profiles", "load_profile"),
+    "oracle_names": ("oracles", "names"),
+    "plans": ("strategies", "plans"),
+    "register": ("oracles", "register"),
+    "replay_bundle": ("replay", "replay_bundle"),
+    "replay_cassette": ("replay", "replay_cassette"),
+    "resend_bundle": ("replay", "resend_bundle"),
+    "run": ("engine", "run"),
 }
 
 __all__ = [
     "AssistantMessage",
     "Case",
     "Exchange",
+    "Finding",
+    "FuzzConfig",
     "History",
     "Observation",
     "Options",
+    "Profile",
     "ReasoningItem",
+    "Report",
+    "Status",
     "SystemMessage",
+    "Target",
     "Tool",
     "ToolCall",
     "ToolResult",
     "UserMessage",
     "Violation",
     "__version__",
+    "cases",
+    "check",
+    "list_profiles",
+    "load_profile",
+    "oracle_names",
+    "plans",
+    "register",
+    "replay_bundle",
+    "replay_cassette",
+    "resend_bundle",
+    "run",
 ]
 
 
@@ -65,4 +111,5 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'agentfuzz' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"agentfuzz.{home}"), name)
+    module, attribute = home
+    return getattr(importlib.import_module(f"agentfuzz.{module}"), attribute)

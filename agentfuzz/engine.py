@@ -42,19 +42,7 @@ from agentfuzz.target import BackendLog, Target
 from agentfuzz.transport.errors import NotInCassette, TargetUnreachable
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
 
-__all__ = [
-    "ALL_MODES",
-    "Finding",
-    "FindingStore",
-    "FuzzConfig",
-    "Kind",
-    "Progress",
-    "Report",
-    "Status",
-    "Target",
-    "TurnTable",
-    "run",
-]
+__all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "Progress", "run"]
 
 Mode = tuple[Api, bool]
 ALL_MODES: tuple[Mode, ...] = (

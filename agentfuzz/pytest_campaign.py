@@ -1,6 +1,6 @@
 """Seeded fuzz campaigns as pytest tests: the logic behind the ``agentfuzz_campaign`` fixture.
 
-A test calls ``agentfuzz_campaign(seed=…, …)`` and gets the campaign's ``engine.Report``. Each
+A test calls ``agentfuzz_campaign(seed=…, …)`` and gets the campaign's ``agentfuzz.Report``. Each
 test item plays from, or records into, its own folder of campaign cassettes, by default
 ``<test folder>/cassettes/<module stem>/<test name>/``: one folder per item, so pytest-xdist
 workers never share a cassette file.
@@ -31,7 +31,7 @@ import pytest
 from agentfuzz.campaigns import campaign_parts, is_campaign_cassette, recorded_campaign
 
 if TYPE_CHECKING:
-    from agentfuzz.engine import Report
+    from agentfuzz.findings import Report
 
 __all__ = [
     "CampaignRunner",

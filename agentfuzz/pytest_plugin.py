@@ -46,10 +46,10 @@ from agentfuzz.options import RECORD_MODES, base_url_problem
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from agentfuzz.engine import Target
     from agentfuzz.history import Case
     from agentfuzz.observation import Observation, Violation
     from agentfuzz.pytest_campaign import CampaignRunner
+    from agentfuzz.target import Target
 
 __all__ = [
     "RECORD_MODES",
@@ -308,8 +308,8 @@ def _recorded_requests(path: Path) -> tuple[dict[str, Any], list[tuple[int, str,
 def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None:
     """Send every recorded request to ``base_url``; fail listing each oracle that fires."""
     from agentfuzz import oracles
-    from agentfuzz.engine import Target
     from agentfuzz.replay import Recorded
+    from agentfuzz.target import Target
     from agentfuzz.transport.errors import TargetUnreachable
 
     about, sends = _recorded_requests(path)
@@ -370,7 +370,7 @@ def agentfuzz_base_url(pytestconfig: pytest.Config) -> str | None:
 def agentfuzz_target(
     agentfuzz_base_url: str | None, pytestconfig: pytest.Config
 ) -> Iterator[Target]:
-    """An ``engine.Target`` for the live server, closed after the test; skips when offline.
+    """An ``agentfuzz.Target`` for the live server, closed after the test; skips when offline.
 
     The model is ``--agentfuzz-model``, else the first one ``/models`` lists. It is function
     scoped: a ``@given`` test using it suppresses ``HealthCheck.function_scoped_fixture``.
@@ -395,7 +395,7 @@ def agentfuzz_target(
 @pytest.fixture
 def agentfuzz_campaign(request: pytest.FixtureRequest, tmp_path: Path) -> CampaignRunner:
     """``(*, seed, profile="default", modes=(("chat", False),), kinds=("synthetic",),
-    max_examples=20, trials=1, cassettes=None)`` -> the ``engine.Report`` of a seeded campaign.
+    max_examples=20, trials=1, cassettes=None)`` -> the ``agentfuzz.Report`` of a seeded campaign.
 
     Offline it replays the campaign from the item's cassettes (``cassettes``, default
     ``<test folder>/cassettes/<module stem>/<test name>/``); live it fuzzes the server,

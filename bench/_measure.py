@@ -21,8 +21,7 @@ from typing import Any
 import httpx
 from _common import ROOT, Row, Stopwatch, agentfuzz_command, served
 
-from agentfuzz import engine
-from agentfuzz.engine import FuzzConfig, Report
+from agentfuzz import FuzzConfig, Report, engine, findings
 from agentfuzz.history import Api, Case
 from agentfuzz.profiles import load_profile
 from agentfuzz.reduce import case_size
@@ -146,7 +145,7 @@ def first_failure(seeds: int = 10, cap: int = 300) -> list[Row]:
             for seed in range(seeds):
                 seen = [0]
 
-                def progress(status: engine.Status, seen: list[int] = seen) -> None:
+                def progress(status: findings.Status, seen: list[int] = seen) -> None:
                     seen[0] = status.examples
 
                 def stop(original: Any) -> Any:
@@ -157,7 +156,7 @@ def first_failure(seeds: int = 10, cap: int = 300) -> list[Row]:
 
                 config = _config(base, model, Path(tmp), api, stream, max_examples=cap, seed=seed)
                 with (
-                    wrapped(engine.FindingStore, "offer", stop),
+                    wrapped(findings.FindingStore, "offer", stop),
                     Stopwatch() as clock,
                     contextlib.suppress(_FirstFinding),
                 ):
@@ -202,14 +201,14 @@ def _shrink_once(base: str, model: str, seed: int, where: Path) -> Shrink:
         return observe
 
     def watch(original: Any) -> Any:
-        def offer(self: engine.FindingStore, violation: Any, *args: Any, **kw: Any) -> None:
+        def offer(self: findings.FindingStore, violation: Any, *args: Any, **kw: Any) -> None:
             original(self, violation, *args, **kw)
             log.append((calls[0], violation.key, self.by_key[violation.key].case))
 
         return offer
 
     config = _config(base, model, where / str(seed), "responses", True, seed=seed)
-    with wrapped(Target, "observe", count), wrapped(engine.FindingStore, "offer", watch):
+    with wrapped(Target, "observe", count), wrapped(findings.FindingStore, "offer", watch):
         report: Report = engine.run(config)
     key = next(k for _, k, _ in log if k[0] == "empty_turn")
     final = next(f for f in report.findings if f.violation.key == key).case

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from agentfuzz.engine import FuzzConfig, Status, run
+from agentfuzz import FuzzConfig, Status, run
 from agentfuzz.profiles import load_profile
 from agentfuzz.reference import serve_in_thread
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from agentfuzz import engine
-from agentfuzz.engine import FuzzConfig, Kind, Status, run
+from agentfuzz import FuzzConfig, Status, engine, run
+from agentfuzz.engine import Kind
 from agentfuzz.observation import Violation
 from agentfuzz.passes import Failure, OutOfTime, TargetGone, failure, run_pass
 from agentfuzz.profiles import load_profile

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from agentfuzz import FuzzConfig, Status
 from agentfuzz.cli import cli
-from agentfuzz.engine import FuzzConfig, Status
 from agentfuzz.profiles import load_profile
 from agentfuzz.replay import replay_cassette
 from agentfuzz.workers import merge, run_sharded, spec_of

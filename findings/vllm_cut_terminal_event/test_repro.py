@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agentfuzz.replay import replay_bundle, resend_bundle
+from agentfuzz import replay_bundle, resend_bundle
 
 HERE = Path(__file__).parent
 ORACLE = "wire_schema"

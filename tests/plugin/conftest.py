@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentfuzz.engine import Target
+from agentfuzz import Target
 from agentfuzz.history import (
     AssistantMessage,
     Case,

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agentfuzz.engine import Target
+from agentfuzz import Target
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation
 

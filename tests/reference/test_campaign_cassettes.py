@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from agentfuzz import FuzzConfig, Report, run
 from agentfuzz.cli import cli
-from agentfuzz.engine import FuzzConfig, Report, run
 from agentfuzz.profiles import load_profile
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.transport.cassette import NotInCassette

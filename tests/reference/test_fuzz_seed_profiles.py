@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from agentfuzz import Target
 from agentfuzz.cli import cli
-from agentfuzz.engine import Target
 from agentfuzz.history import (
     AssistantMessage,
     Case,

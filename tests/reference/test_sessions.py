@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentfuzz import oracles
+from agentfuzz import FuzzConfig, oracles, run
 from agentfuzz.cli import cli
 from agentfuzz.dialects import assemble
-from agentfuzz.engine import FuzzConfig, run
 from agentfuzz.history import Case
 from agentfuzz.profiles import load_profile
 from agentfuzz.reference import serve_in_thread

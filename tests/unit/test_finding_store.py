@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentfuzz.engine import FindingStore
+from agentfuzz.findings import FindingStore
 from agentfuzz.history import Case, History, Provenance, UserMessage
 from agentfuzz.observation import Exchange, Observation, SSEEvent, Violation
 from agentfuzz.session import Turn

@@ -52,8 +52,13 @@ def test_unknown_fields_are_rejected() -> None:
         UserMessage.model_validate({"kind": "user", "text": "x", "extra": 1})
 
 
-def test_public_names_are_sorted_and_importable() -> None:
+def test_public_names_are_sorted_complete_and_importable() -> None:
     names = [n for n in agentfuzz.__all__ if n != "__version__"]
     assert names == sorted(names)
+    # Every name that loads on first use is public, and every public name loads.
+    assert set(names) == set(agentfuzz._HOMES)
     for name in agentfuzz.__all__:
-        assert hasattr(agentfuzz, name)
+        assert getattr(agentfuzz, name) is not None
+    # The entry points a program drives agentfuzz with are all there.
+    assert {"run", "FuzzConfig", "Report", "cases", "plans", "check", "register"} <= set(names)
+    assert {"oracle_names", "load_profile", "replay_cassette", "Target"} <= set(names)

@@ -9,8 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from agentfuzz._progress import Watch, failures_text, shrink_text
-from agentfuzz.engine import FindingStore
-from agentfuzz.findings import Status
+from agentfuzz.findings import FindingStore, Status
 from agentfuzz.history import Case, History, UserMessage
 from agentfuzz.observation import Exchange, Observation, Violation
 from agentfuzz.workers import groups, merged_status

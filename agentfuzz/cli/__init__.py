@@ -1,0 +1,21 @@
+"""The ``agentfuzz`` command line: ``fuzz``, ``reduce``, ``replay`` and ``serve``.
+
+One module per command (``fuzz.py``; ``commands.py`` for the three small ones), the summary's
+rendering (``_render.py``), the click group (``_group.py``) and what every command shares
+(``_common.py``: the exit codes, one-line failures, the shared option checks).
+"""
+
+from __future__ import annotations
+
+from agentfuzz.cli import commands, fuzz
+from agentfuzz.cli._group import cli
+
+__all__ = ["cli", "main"]
+
+# The commands register with the group when imported.
+_COMMANDS = (commands, fuzz)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: the exit code of ``agentfuzz ARGS``."""
+    return int(cli.main(args=argv, standalone_mode=False))

@@ -1,0 +1,149 @@
+"""What every ``agentfuzz`` command shares: the exit codes, the one-line failure, the checks of
+the options they have in common, the embedded reference server, and SIGTERM taken as Ctrl-C.
+
+Exit codes are a contract: 0 nothing found · 1 failures found (repros written) · 2 usage, config or
+input error · 3 target unreachable. Every error is one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal, NoReturn
+
+from agentfuzz import oracles
+from agentfuzz.options import base_url_problem
+from agentfuzz.target import first_model
+from agentfuzz.transport.errors import ModelListError
+
+__all__ = [
+    "DEFAULT_SERVE_PROFILE",
+    "EXIT_CLEAN",
+    "EXIT_FOUND",
+    "EXIT_UNREACHABLE",
+    "EXIT_USAGE",
+    "Exit",
+    "checked_key",
+    "checked_url",
+    "fail",
+    "first_model_of",
+    "oracle_names",
+    "reference_server",
+    "sigterm_as_interrupt",
+    "trials_of",
+    "writable_out",
+]
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+
+DEFAULT_SERVE_PROFILE = "vllm-kimi-k2"
+
+
+class Exit(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def fail(code: int, message: str) -> NoReturn:
+    raise Exit(code, message)
+
+
+def oracle_names(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(oracles.names()))
+    if unknown:
+        known = ", ".join(oracles.names())
+        fail(EXIT_USAGE, f"unknown oracle {', '.join(unknown)} (known: {known})")
+    return names
+
+
+def checked_url(value: str | None) -> str | None:
+    """``value`` if it is an http(s) URL with a host and a valid port; else exit 2."""
+    problem = None if value is None else base_url_problem(value)
+    if problem:
+        fail(EXIT_USAGE, f"--base-url {value!r}: {problem}")
+    return value
+
+
+def checked_key(value: str | None) -> str | None:
+    # A header value must be printable ASCII; anything else fails on every request instead.
+    if value and not all("!" <= c <= "~" for c in value):
+        fail(EXIT_USAGE, "--api-key: only printable ASCII without spaces can be sent")
+    return value
+
+
+def trials_of(value: str) -> int | Literal["auto"]:
+    if value == "auto":
+        return "auto"
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
+        fail(EXIT_USAGE, f"--trials {value}: expected a positive integer")
+    return int(value)
+
+
+def writable_out(out: Path, flag: str = "--out") -> Path:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".agentfuzz-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        fail(EXIT_USAGE, f"{flag} {out}: not writable ({exc.strerror or exc})")
+    return out
+
+
+def first_model_of(base_url: str, api_key: str | None, timeout: float) -> str:
+    try:
+        return first_model(base_url, api_key, timeout)
+    except ModelListError as exc:
+        fail(EXIT_USAGE, f"{exc}; pass --model")
+
+
+@contextlib.contextmanager
+def reference_server(
+    base_url: str | None, serve: str | None, recorded: str | None = None
+) -> Iterator[str]:
+    """The URL to fuzz: the given one, the recorded one of a replay-only campaign, or the
+    embedded reference server started for this run."""
+    if base_url or recorded:
+        yield base_url or str(recorded)
+        return
+    try:
+        from agentfuzz.reference import serve_in_thread
+    except ImportError:  # pragma: no cover - the reference server ships with the package
+        fail(EXIT_USAGE, "no --base-url given and the reference server is not available")
+    profile = DEFAULT_SERVE_PROFILE if serve is None else serve
+    try:
+        server = serve_in_thread(profile)
+        url = server.__enter__()
+    except (KeyError, ValueError) as exc:
+        fail(EXIT_USAGE, f"--serve {profile}: {exc.args[0] if exc.args else exc}")
+    except (OSError, RuntimeError) as exc:
+        fail(EXIT_USAGE, f"--serve {profile}: cannot start the reference server: {exc}")
+    try:
+        yield url
+    finally:
+        server.__exit__(None, None, None)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (what CI timeouts and process managers send) stops the run the way Ctrl-C does:
+    it ends before its next request and writes its summary. The default comes back after."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (an embedding program): leave its handler be
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -1,0 +1,171 @@
+"""``agentfuzz serve``, ``replay`` and ``reduce``: the reference server, cassettes re-checked
+offline, and a captured failure cut down to its smallest request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from agentfuzz.cli._common import (
+    DEFAULT_SERVE_PROFILE,
+    EXIT_CLEAN,
+    EXIT_FOUND,
+    EXIT_USAGE,
+    Exit,
+    checked_key,
+    checked_url,
+    fail,
+    first_model_of,
+    oracle_names,
+    reference_server,
+    sigterm_as_interrupt,
+    trials_of,
+    writable_out,
+)
+from agentfuzz.cli._group import cli
+from agentfuzz.profiles import load_profile
+from agentfuzz.transport.errors import CassetteError, NotInCassette
+
+__all__ = ["reduce", "replay", "serve"]
+
+
+@cli.command()
+@click.argument("profile")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--latency", "latency_ms", type=click.IntRange(min=0), default=0, help="Delay, ms.")
+def serve(
+    profile: str, host: str, port: int, temperature: float, seed: int, latency_ms: int
+) -> None:
+    """Run the embedded reference server with a behaviour PROFILE until stopped."""
+    from agentfuzz.reference import PROFILES
+    from agentfuzz.reference import run as run_server
+
+    if profile not in PROFILES:
+        fail(EXIT_USAGE, f"unknown profile {profile!r} (known: {', '.join(sorted(PROFILES))})")
+    try:
+        run_server(profile, host, port, temperature=temperature, seed=seed, latency_ms=latency_ms)
+    except OSError as exc:  # the address is in use, not ours, or the host does not resolve
+        fail(EXIT_USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the body splits.")
+@click.option("--whole", is_flag=True, help="Replay each body in one piece, unsplit.")
+def replay(paths: tuple[Path, ...], seed: int, whole: bool) -> None:
+    """Re-check recorded cassettes (files or folders) offline through every oracle.
+
+    Exit 1 if any turn fails an oracle, 2 if a cassette cannot be read.
+    """
+    from agentfuzz.replay import cassette_files, replay_cassette
+
+    files = cassette_files(paths)
+    if not files:
+        fail(EXIT_USAGE, f"no cassette (*.yaml) under {', '.join(map(str, paths))}")
+    failing = unreadable = 0
+    for path in files:
+        try:
+            result = replay_cassette(path, None if whole else seed)
+        except (CassetteError, NotInCassette) as exc:
+            click.echo(f"agentfuzz: {exc}", err=True)
+            unreadable += 1
+            continue
+        failing += result.failed
+        click.echo(f"{path}: {len(result.turns)} turn(s)")
+        for turn in result.turns:
+            now = ", ".join(f"{v.oracle}: {v.message}" for v in turn.violations) or "ok"
+            then = (
+                ""
+                if turn.same
+                else "  [recorded: " + (", ".join(v["oracle"] for v in turn.recorded) or "ok") + "]"
+            )
+            click.echo(f"  turn {turn.number}: {now}{then}")
+    click.echo(f"{len(files)} cassette(s): {failing} failing, {unreadable} unreadable")
+    if unreadable:
+        raise Exit(EXIT_USAGE, "")
+    raise Exit(EXIT_FOUND if failing else EXIT_CLEAN, "")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--base-url", help="Server to reduce against, e.g. http://host:8000/v1.")
+@click.option("--serve", help=f"Reference server profile (default {DEFAULT_SERVE_PROFILE}).")
+@click.option("--model", help="Model name. Default: the first one /v1/models lists.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer key (default $OPENAI_API_KEY).")
+@click.option("--oracle", "oracle", help="The oracle that must keep firing. Default: the first.")
+@click.option("--trials", default="1", show_default=True, help="Tries per candidate, or auto.")
+@click.option("--profile", default="default", show_default=True, help="Fuzz profile name or path.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("agentfuzz-out"))
+@click.option("--budget", type=click.IntRange(min=1), default=400, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True)
+def reduce(
+    file: Path,
+    base_url: str | None,
+    serve: str | None,
+    model: str | None,
+    api_key: str | None,
+    oracle: str | None,
+    trials: str,
+    profile: str,
+    out: Path,
+    budget: int,
+    timeout: float,
+) -> None:
+    """Cut a failing captured request or session (FILE) to the smallest request that still fails.
+
+    FILE: a repro.json, a chat or Responses request body, a bare messages or input array, or a
+    JSONL session of request bodies (the last failing one is reduced). Exit 1 with a bundle
+    when reduced, 0 when nothing in FILE fails on the target.
+    """
+    from agentfuzz.dialects import InputError, parse_text
+    from agentfuzz.minimize import NothingToReduce, reduce_input, write_reduction
+    from agentfuzz.target import Target
+
+    if oracle is not None:
+        oracle_names(oracle)
+    tries = trials_of(trials)
+    base_url = checked_url(base_url)
+    if base_url is not None and serve is not None:
+        fail(EXIT_USAGE, "--serve starts the reference server only when --base-url is absent")
+    api_key = checked_key(api_key)
+    honours = load_profile(profile).server_honours_seed
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(EXIT_USAGE, f"{file}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        cases = parse_text(text)
+    except InputError as exc:
+        fail(EXIT_USAGE, f"{file}: {exc}")
+    if not cases:
+        fail(EXIT_USAGE, f"{file}: holds no request")
+    writable_out(out)
+    with reference_server(base_url, serve) as url:
+        name = model or first_model_of(url, api_key, timeout)
+        target = Target(url, name, api_key, timeout)
+        try:
+            with sigterm_as_interrupt():
+                reduction = reduce_input(target, cases, oracle, tries, budget, honours)
+        except NothingToReduce as exc:
+            click.echo(f"agentfuzz: {exc}")
+            raise Exit(EXIT_CLEAN, "") from None
+        finally:
+            target.close()
+    folder = write_reduction(out, reduction, str(file))
+    hits, total = reduction.rate
+    v = reduction.violation
+    click.echo(f"confirmed: {v.oracle} on request {reduction.source + 1} of {len(cases)}")
+    click.echo(
+        f"reduced: {reduction.original.history.size} -> {reduction.reduced.history.size} items "
+        f"({reduction.tries} tries per candidate, {reduction.calls} target calls)"
+    )
+    rate = f"{hits}/{total}" + (" (flaky)" if 0 < hits < total else "")
+    if reduction.interrupted:
+        rate = "not measured (interrupted: the smallest failing request so far is written)"
+    click.echo(f"reproduced: {rate} · {v.oracle}: {v.message}")
+    click.echo(f"repro: {folder / 'repro.json'}")
+    raise Exit(EXIT_FOUND, "")
