@@ -34,7 +34,7 @@ from agentfuzz.observation import Observation, Violation
 from agentfuzz.passes import Diverged, Interrupted, OutOfTime, TargetGone, failure, run_pass
 from agentfuzz.plan import Plan
 from agentfuzz.profiles import Profile
-from agentfuzz.reduce import reduce_case
+from agentfuzz.reduction import reduce_case
 from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.reduce import case_size
+from agentfuzz.reduction import case_size
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.session import Turn
 

@@ -24,7 +24,7 @@ from _common import ROOT, Row, Stopwatch, agentfuzz_command, served
 from agentfuzz import FuzzConfig, Report, engine, findings
 from agentfuzz.history import Api, Case
 from agentfuzz.profiles import load_profile
-from agentfuzz.reduce import case_size
+from agentfuzz.reduction import case_size
 from agentfuzz.replay import cassette_files, replay_cassette
 from agentfuzz.target import Target
 from agentfuzz.transport.live import LiveTransport

@@ -45,7 +45,7 @@ _OURS = (
     "(transport/",
     "(strategies/",
     "(replay.py",
-    "(reduce.py",
+    "(reduction.py",
     "(repro.py",
     "yaml/__init__",
     "vcr/",

@@ -122,7 +122,7 @@ def reduce(
     when reduced, 0 when nothing in FILE fails on the target.
     """
     from agentfuzz.dialects import InputError, parse_text
-    from agentfuzz.minimize import NothingToReduce, reduce_input, write_reduction
+    from agentfuzz.reduce_captured import NothingToReduce, reduce_input, write_reduction
     from agentfuzz.target import Target
 
     if oracle is not None:

@@ -14,8 +14,8 @@ from agentfuzz import oracles
 from agentfuzz.cli import cli
 from agentfuzz.dialects import assemble, build_request, parse_text
 from agentfuzz.history import Case, Tool
-from agentfuzz.minimize import reduce_input
 from agentfuzz.plan import Plan, Step
+from agentfuzz.reduce_captured import reduce_input
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.session import run_session
 from agentfuzz.target import Target

@@ -22,7 +22,7 @@ LAYERS = {
     "dialects": 4,
     "transport": 5,
     "oracles": 6,
-    "reduce": 7,
+    "reduction": 7,
     "repro": 7,
     "engine": 7,
     "findings": 7,
@@ -31,7 +31,7 @@ LAYERS = {
     "campaigns": 7,
     "trials": 7,
     "replay": 7,
-    "minimize": 7,
+    "reduce_captured": 7,
     "options": 1,
     "passes": 7,
     "workers": 8,
@@ -103,7 +103,7 @@ def _modules(path: Path) -> set[str]:
 
 
 # The faces and what findings and bundles are made of: the transport's errors at most.
-_ERRORS_ONLY = ("cli", "pytest_plugin", "pytest_campaign", "minimize", "findings", "repro")
+_ERRORS_ONLY = ("cli", "pytest_plugin", "pytest_campaign", "reduce_captured", "findings", "repro")
 
 
 def test_faces_findings_and_bundles_use_no_transport_but_its_errors() -> None:

@@ -13,7 +13,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.reduce import case_size, reduce_case
+from agentfuzz.reduction import case_size, reduce_case
 
 MISTRAL = re.compile(r"[A-Za-z0-9]{9}")
 

@@ -21,7 +21,7 @@ from agentfuzz import oracles
 from agentfuzz.dialects import build_request
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.reduce import reduce_case
+from agentfuzz.reduction import reduce_case
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.target import Target
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
