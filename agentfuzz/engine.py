@@ -20,7 +20,7 @@ import hashlib
 import json
 import time
 import traceback
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +31,15 @@ from agentfuzz import oracles
 from agentfuzz.findings import Finding, FindingStore, Report, Status, TurnTable
 from agentfuzz.history import Api, Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.passes import Diverged, Interrupted, OutOfTime, TargetGone, failure, run_pass
+from agentfuzz.passes import (
+    Diverged,
+    Interrupted,
+    OutOfTime,
+    TargetGone,
+    failure,
+    run_pass,
+    same_questions,
+)
 from agentfuzz.plan import Plan
 from agentfuzz.profiles import Profile
 from agentfuzz.reduction import reduce_case
@@ -397,37 +405,6 @@ class _Run:
         return self.target.cassette(config.cassette / f"{part}.yaml", about)
 
 
-@contextlib.contextmanager
-def _same_questions() -> Iterator[None]:
-    """Make generation a function of the seed alone while a campaign plays from cassettes.
-
-    Hypothesis mixes into its draws constants it finds in the "local" modules already imported
-    (an editable install of agentfuzz counts), so a replay that never imports the reference
-    server would ask other questions than the live run that recorded it. There is no public
-    switch: this swaps the private collector for an empty one, and is a no-op if it is gone.
-    """
-    try:
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
-    except ImportError:  # pragma: no cover - a Hypothesis without local constants
-        yield
-        return
-    collector = getattr(providers, "_get_local_constants", None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if collector is None or cache is None:  # pragma: no cover
-        yield
-        return
-    empty = Constants()
-    providers._get_local_constants = lambda: empty
-    # Cached draws may already hold local constants: start from an empty cache of that kind.
-    providers.CONSTANTS_CACHE = type(cache)(1024)
-    try:
-        yield
-    finally:
-        providers._get_local_constants = collector
-        providers.CONSTANTS_CACHE = cache
-
-
 def _slug(mode: Mode) -> str:
     api, stream = mode
     return f"{api}-{'stream' if stream else 'no-stream'}"
@@ -466,7 +443,7 @@ def run(
     meter = _Meter(store, progress, stop, deadline)
     fuzz = _Run(config, target, store, meter)
     report = fuzz.report
-    steady = _same_questions() if config.cassette is not None else contextlib.nullcontext()
+    steady = same_questions() if config.cassette is not None else contextlib.nullcontext()
     try:
         with steady:
             fuzz.campaign()

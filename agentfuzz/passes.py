@@ -12,10 +12,14 @@ stopped this", in every phase (generation, shrinking, a later pass), so it keeps
 example, saves nothing to its database and re-raises it. Only when Hypothesis replays its minimal
 failing examples at the end of a pass does it collect whatever each one raises, a halt included,
 into one ``BaseExceptionGroup``; ``run_pass`` takes such a group apart and re-raises the halt alone.
+
+``same_questions`` makes generation a function of the seed alone, for campaigns replayed from
+cassettes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections.abc import Callable, Iterator
@@ -39,6 +43,7 @@ __all__ = [
     "TargetGone",
     "failure",
     "run_pass",
+    "same_questions",
 ]
 
 
@@ -143,3 +148,34 @@ def _severity(halt: KeyboardInterrupt) -> int:
     if isinstance(halt, Diverged):
         return 2
     return 0 if isinstance(halt, OutOfTime) else 1
+
+
+@contextlib.contextmanager
+def same_questions() -> Iterator[None]:
+    """Make generation a function of the seed alone while a campaign plays from cassettes.
+
+    Hypothesis mixes into its draws constants it finds in the "local" modules already imported
+    (an editable install of agentfuzz counts), so a replay that never imports the reference
+    server would ask other questions than the live run that recorded it. There is no public
+    switch: this swaps the private collector for an empty one, and is a no-op if it is gone.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # pragma: no cover - a Hypothesis without local constants
+        yield
+        return
+    collector = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if collector is None or cache is None:  # pragma: no cover
+        yield
+        return
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    # Cached draws may already hold local constants: start from an empty cache of that kind.
+    providers.CONSTANTS_CACHE = type(cache)(1024)
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collector
+        providers.CONSTANTS_CACHE = cache
