@@ -280,7 +280,9 @@ def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
     # One client for the whole cassette: matching ignores the host, so the first one serves all.
     first = urlsplit(turns[0].uri)
     with LiveTransport(
-        f"{first.scheme}://{first.netloc}", transport=ReplayTransport(cassette, rng)
+        f"{first.scheme}://{first.netloc}",
+        transport=ReplayTransport(cassette, rng),
+        recording=False,
     ) as transport:
         for turn in turns:
             exchange = transport.send(urlsplit(turn.uri).path, turn.body, turn.case.stream)
@@ -335,7 +337,7 @@ def _replay_twin(twin: dict[str, Any], rng: random.Random | None) -> Observation
 
     url = urlsplit(twin["url"])
     with LiveTransport(
-        f"{url.scheme}://{url.netloc}", transport=httpx.MockTransport(answer)
+        f"{url.scheme}://{url.netloc}", transport=httpx.MockTransport(answer), recording=False
     ) as transport:
         exchange = transport.send(url.path, twin["request"], twin["stream"])
     if failure is not None and exchange.failure is None:

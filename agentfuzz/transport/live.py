@@ -107,9 +107,12 @@ class LiveTransport:
         api_key: str | None = None,
         timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
+        recording: bool = True,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        # Without: exchanges carry no recording (an offline replay has its cassette already).
+        self.recording = recording
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # ``transport`` puts a cassette (or a mock) under the client; the tee above it keeps
         # each exchange's recording, whatever answers.
@@ -152,8 +155,9 @@ class LiveTransport:
                 raise _Overrun(f"ReadTimeout: response not complete after {self.timeout:g}s")
 
         try:
+            asked = {_READ: read} if self.recording else None
             with self._client.stream(
-                "POST", url, content=content, headers=headers, extensions={_READ: read}
+                "POST", url, content=content, headers=headers, extensions=asked
             ) as response:
                 status, reason = response.status_code, response.reason_phrase
                 answer_headers = tuple(response.headers.multi_items())
