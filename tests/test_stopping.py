@@ -57,7 +57,7 @@ def _config(url: str, out: Path, kind: Kind) -> FuzzConfig:
         out=out,
         modes=(("chat", False),),
         kinds=(kind,),
-        max_examples=30,
+        max_examples=15,
         seed=1,
         database=None,
         max_time=10_000.0,

@@ -34,13 +34,13 @@ LIMIT = 240
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    with serve_in_thread("vllm-kimi-k2", latency_ms=20) as base:
+    with serve_in_thread("vllm-kimi-k2", latency_ms=10) as base:
         yield base
 
 
 def _start(url: str, out: Path, kind: str, workers: int, *extra: str) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "agentfuzz", "fuzz", "--base-url", url, "--model", "m"]
-    argv += ["--api", "chat", "--no-stream", "--mode", kind, "--max-examples", "30"]
+    argv += ["--api", "chat", "--no-stream", "--mode", kind, "--max-examples", "15"]
     argv += ["--seed", "1", "--out", str(out), "--workers", str(workers), *extra]
     env = dict(os.environ, AGENTFUZZ_XDIST_ARGS="")
     return subprocess.Popen(
