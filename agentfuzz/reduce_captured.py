@@ -147,12 +147,12 @@ def reduce_input(
 
     try:
         reduced = reduce_case(original, fails, budget)
+        during = judge.fired
+        judge.fired = None
+        hits, total = rate(functools.partial(judge.fires, reduced))
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the smallest request that failed so far is the result, unmeasured.
         return _reduction(source, original, smallest, tries, None, target.calls, steps, prepare)
-    during = judge.fired
-    judge.fired = None
-    hits, total = rate(functools.partial(judge.fires, reduced))
     evidence = judge.fired or during
     if evidence is None:  # it never fired again: the confirmation is all the evidence there is
         judge.fires(original)

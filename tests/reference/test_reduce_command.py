@@ -15,7 +15,7 @@ from agentfuzz.cli import cli
 from agentfuzz.dialects import assemble, build_request, parse_text
 from agentfuzz.history import Case, Tool
 from agentfuzz.plan import Plan, Step
-from agentfuzz.reduce_captured import reduce_input
+from agentfuzz.reduce_captured import reduce_input, write_reduction
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.session import run_session
 from agentfuzz.target import Target
@@ -237,3 +237,38 @@ def test_a_server_that_honours_seeds_gets_seed_0_and_temperature_0_on_every_requ
     assert reduction.reduced.options.seed == 0 and reduction.reduced.options.temperature == 0.0
     chat = reduction.reduced.model_copy(update={"api": "chat"})
     assert build_request(chat, MODEL)[1]["seed"] == 0
+
+
+class _StoppedAfter(Target):
+    """A target that gets a Ctrl-C on its ``calls``-th request, wherever the reduction is."""
+
+    def __init__(self, url: str, calls: int) -> None:
+        super().__init__(url, MODEL, None, 30.0)
+        self.stop_at = calls
+
+    def observe(self, case: Case) -> Any:
+        if self.calls + 1 >= self.stop_at:
+            raise KeyboardInterrupt
+        return super().observe(case)
+
+
+@pytest.mark.parametrize("stop_at", [4, 12, 30])
+def test_a_reduction_stopped_midway_keeps_the_smallest_failure_so_far(
+    session_file: Path, tmp_path: Path, stop_at: int
+) -> None:
+    cases = parse_text(session_file.read_text())
+    with serve_in_thread("vllm-kimi-k2") as url:
+        target = _StoppedAfter(url, stop_at)
+        try:
+            reduction = reduce_input(target, cases)
+        finally:
+            target.close()
+    assert reduction.interrupted
+    assert target.calls < stop_at
+    assert reduction.reduced.history.size <= reduction.original.history.size
+    # What is kept did fail: its own observation shows the violation it is reported for.
+    assert reduction.violation.oracle in {
+        v.oracle for v in oracles.check(reduction.reduced, reduction.observation)
+    }
+    folder = write_reduction(tmp_path / "out", reduction, str(session_file))
+    assert json.loads((folder / "repro.json").read_text())["reproduced"] == "interrupted"
