@@ -192,12 +192,15 @@ def _watch(
                         progress(status)
         except KeyboardInterrupt:
             _signal_group(child, signal.SIGINT)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 child.wait(timeout=60)
-            except subprocess.TimeoutExpired:
+            return True
+        finally:
+            # A second Ctrl-C, or shards deaf to the first: none may outlive this command (in a
+            # session of their own, no terminal would reach them).
+            if child.poll() is None:
                 _signal_group(child, signal.SIGKILL)
                 child.wait()
-            return True
     # The shards' last words (their "done" status), whatever the polling saw before.
     status = merged_status(shards)
     if status is not None:
