@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from agentfuzz._files import write_atomically
-from agentfuzz.engine import FuzzConfig, run
+from agentfuzz.engine import FuzzConfig, RunBroke, run
 from agentfuzz.findings import Status
 from agentfuzz.profiles import Profile
 from agentfuzz.transport.errors import TargetUnreachable
@@ -102,6 +102,8 @@ def _shard(spec: dict[str, Any], shard: int, halt: threading.Event) -> None:
     beacon = _Beacon(config.out / "progress.json")
     try:
         report = run(config, beacon, stop=halt.is_set)
+    except RunBroke as broke:
+        report = broke.report
     except BaseException as exc:
         unreachable = isinstance(exc, TargetUnreachable)
         why = str(exc) if unreachable else f"{type(exc).__name__}: {' '.join(str(exc).split())}"

@@ -50,7 +50,7 @@ from agentfuzz.target import BackendLog, Target
 from agentfuzz.transport.errors import NotInCassette, TargetUnreachable
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
 
-__all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "Progress", "run"]
+__all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "Progress", "RunBroke", "run"]
 
 Mode = tuple[Api, bool]
 ALL_MODES: tuple[Mode, ...] = (
@@ -405,6 +405,15 @@ class _Run:
         return self.target.cassette(config.cassette / f"{part}.yaml", about)
 
 
+class RunBroke(Exception):
+    """A bug of agentfuzz's ended the run; ``report`` holds what it had found by then (its
+    ``error`` is this exception's one line, its ``traceback`` the cause's)."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__(report.error)
+        self.report = report
+
+
 def _slug(mode: Mode) -> str:
     api, stream = mode
     return f"{api}-{'stream' if stream else 'no-stream'}"
@@ -419,9 +428,10 @@ def run(
 
     ``progress`` gets a ``Status`` after every example and shrink step; once ``stop()`` is true,
     the run ends before its next request as if interrupted (for runs in threads, which Ctrl-C
-    misses). However the run ends (done, out of time, stopped, the target gone, a bug of ours),
-    the report says so and holds every finding so far; only a target never reached and a
-    cassette replay that cannot go on raise.
+    misses). However the run ends (done, out of time, stopped, the target gone), the report says
+    so and holds every finding so far. A target never reached raises ``TargetUnreachable``, a
+    cassette replay that cannot go on ``NotInCassette``, and a bug of ours ``RunBroke``, which
+    carries the report all the same.
     """
     started = _clock()
     if config.cassette is not None:
@@ -444,6 +454,7 @@ def run(
     fuzz = _Run(config, target, store, meter)
     report = fuzz.report
     steady = same_questions() if config.cassette is not None else contextlib.nullcontext()
+    broke: Exception | None = None
     try:
         with steady:
             fuzz.campaign()
@@ -467,9 +478,10 @@ def run(
         report.out_of_time = True
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM in this thread, or stop() (Interrupted)
         report.interrupted = True
-    except Exception as exc:  # a bug of ours: the run still reports what it found
+    except Exception as exc:  # a bug of ours: raised below, with the report of what was found
         report.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
         report.traceback = traceback.format_exc()
+        broke = exc
     finally:
         report.examples = dict(meter.by_phase)
         report.calls = target.calls
@@ -478,4 +490,6 @@ def run(
         target.close()
     report.findings = sorted(store.by_key.values(), key=lambda f: f.violation.key)
     report.elapsed = _clock() - started
+    if broke is not None:
+        raise RunBroke(report) from broke
     return report

@@ -15,12 +15,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import strategies as st
 
-from agentfuzz import FuzzConfig, Status, engine, run
-from agentfuzz.engine import Kind
+from agentfuzz import FuzzConfig, Status, engine, oracles, run
+from agentfuzz.cli import cli
+from agentfuzz.engine import Kind, RunBroke
 from agentfuzz.observation import Violation
 from agentfuzz.passes import Failure, OutOfTime, TargetGone, failure, run_pass
 from agentfuzz.profiles import load_profile
@@ -176,3 +179,44 @@ def test_failures_alone_end_a_pass_quietly(capsys: pytest.CaptureFixture[str]) -
     # Hypothesis's own advice (how to reproduce, slow shrinking) is not for a fuzz campaign.
     assert "Hypothesis" not in out.out + out.err and "@seed" not in out.out + out.err
     assert issubclass(type(failure(Violation("a", "m"))), Failure)
+
+
+def _breaks_after(calls: int, check: Callable[..., Any]) -> Callable[..., Any]:
+    """``check``, with a bug planted in agentfuzz's own judging from call ``calls`` on."""
+    seen = [0]
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        seen[0] += 1
+        if seen[0] > calls:
+            raise RuntimeError("a planted bug of ours")
+        return check(*args, **kwargs)
+
+    return broken
+
+
+def test_a_bug_of_ours_mid_run_raises_with_the_report_of_what_was_found(
+    server: tuple[str, _Counter], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(oracles, "check", _breaks_after(40, oracles.check))
+    with pytest.raises(RunBroke) as broke:
+        run(_config(server[0], tmp_path / "out", "synthetic"))
+    report = broke.value.report
+    assert report.error == "RuntimeError: a planted bug of ours"
+    assert "Traceback" in report.traceback
+    assert report.findings and all(f.bundle.is_dir() for f in report.findings)
+
+
+def test_the_command_line_reports_a_bug_of_ours_and_keeps_what_was_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(oracles, "check", _breaks_after(40, oracles.check))
+    out = tmp_path / "out"
+    argv = ["fuzz", "--api", "chat", "--no-stream", "--max-examples", "15", "--seed", "1"]
+    result = CliRunner().invoke(cli, [*argv, "--out", str(out), "--quiet"])
+    assert "Traceback" not in result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["error"].startswith("RuntimeError: a planted bug of ours")
+    assert "internal error: RuntimeError: a planted bug of ours" in result.output
+    assert "Traceback" in (out / "error.log").read_text()
+    assert summary["findings"] and result.exit_code == 1
+    assert all((Path(f["bundle"]) / "repro.json").is_file() for f in summary["findings"])

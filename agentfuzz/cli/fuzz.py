@@ -32,7 +32,7 @@ from agentfuzz.cli._common import (
 )
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._render import summary
-from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Progress, run
+from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Progress, RunBroke, run
 from agentfuzz.options import RECORD_MODES
 from agentfuzz.profiles import load_profile
 from agentfuzz.target import BackendLog
@@ -298,7 +298,10 @@ def _campaign(config: FuzzConfig, workers: int, watch: Progress) -> dict[str, An
     """Run the campaign and return its summary: whatever ended it, what it found is in it."""
     if workers > 1:
         return _sharded(config, workers, watch)
-    report = run(config, watch)
+    try:
+        report = run(config, watch)
+    except RunBroke as broke:
+        report = broke.report
     if report.error:
         log = config.out / "error.log"
         log.write_text(report.traceback, encoding="utf-8")
