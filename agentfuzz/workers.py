@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentfuzz.engine import FuzzConfig, Progress
-from agentfuzz.findings import Status
+from agentfuzz.findings import Report, Status
 
 __all__ = ["SHARD_SPEC", "groups", "merge", "merged_status", "run_sharded", "spec_of"]
 
@@ -153,16 +153,9 @@ def _salvaged(folder: Path, log: Path) -> dict[str, Any]:
     examples = 0
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         examples = int(json.loads((folder / "progress.json").read_text("utf-8"))["examples"])
-    return {
+    # The shape of every shard's summary, holding only what the disk still says.
+    return Report().summary() | {
         "findings": findings,
-        "examples": {},
-        "requests": 0,
-        "elapsed_s": 0.0,
-        "session_turns": {},
-        "stopped_answering": False,
-        "interrupted": False,
-        "out_of_time": False,
-        "not_served": None,
         "failed": f"ended without its summary after {examples} examples, its counts lost "
         f"(killed, or crashed: see {log})",
     }

@@ -1,4 +1,5 @@
-"""A byte stream that hands over a copy of what the client read, once the client is done."""
+"""Keeping a copy of an answer as the client reads it, for the two recorders (the live client's
+own, and the campaign tape's), and the headers neither ever keeps."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from collections.abc import Callable, Iterator
 
 import httpx
 
-__all__ = ["TeeStream"]
+__all__ = ["SECRET_HEADERS", "TeeStream", "teed"]
+
+# Never written to a recording, a cassette, a bundle or a log.
+SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "cookie", "set-cookie")
 
 
 class TeeStream(httpx.SyncByteStream):
@@ -29,3 +33,17 @@ class TeeStream(httpx.SyncByteStream):
             self._inner.close()
         finally:
             self._done(b"".join(self._chunks))
+
+
+def teed(
+    response: httpx.Response, request: httpx.Request, done: Callable[[bytes], None]
+) -> httpx.Response:
+    """``response`` as it came, its body streamed through a ``TeeStream`` into ``done``."""
+    assert isinstance(response.stream, httpx.SyncByteStream)
+    return httpx.Response(
+        response.status_code,
+        headers=response.headers,
+        stream=TeeStream(response.stream, done),
+        extensions=response.extensions,
+        request=request,
+    )

@@ -41,7 +41,7 @@ from vcr.serialize import serialize as vcr_serialize
 
 from agentfuzz._files import write_atomically
 from agentfuzz.observation import Exchange
-from agentfuzz.transport._tee import TeeStream
+from agentfuzz.transport._tee import SECRET_HEADERS, teed
 from agentfuzz.transport._yaml import SafeLoader
 from agentfuzz.transport.errors import CassetteError, NotInCassette
 
@@ -60,7 +60,6 @@ __all__ = [
     "save_cassette",
 ]
 
-SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "cookie", "set-cookie")
 
 # A recorded (request, response) pair, as vcrpy keeps it in memory.
 Interaction = tuple[VcrRequest, dict[str, Any]]
@@ -329,12 +328,9 @@ def interaction_of(exchange: Exchange) -> Interaction | None:
         return None
     content = json.dumps(exchange.request).encode()
     request = VcrRequest("POST", exchange.url, content, dict(exchange.request_headers))
-    headers: dict[str, list[str]] = {}
-    for name, value in exchange.headers:
-        headers.setdefault(name, []).append(value)
     response = {
         "status": {"code": exchange.status, "message": exchange.reason},
-        "headers": headers,
+        "headers": _headers(httpx.Headers(list(exchange.headers))),
         "body": {"string": exchange.raw},
     }
     return request, response
@@ -367,14 +363,7 @@ class RecordingTransport(httpx.BaseTransport):
             }
             self._sink((sent, recorded))
 
-        assert isinstance(response.stream, httpx.SyncByteStream)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=TeeStream(response.stream, done),
-            extensions=response.extensions,
-            request=request,
-        )
+        return teed(response, request, done)
 
     def close(self) -> None:
         self._inner.close()

@@ -16,7 +16,7 @@ import httpx
 from httpx_sse import EventSource
 
 from agentfuzz.observation import Exchange, SSEEvent
-from agentfuzz.transport._tee import TeeStream
+from agentfuzz.transport._tee import SECRET_HEADERS, teed
 from agentfuzz.transport.errors import ModelListError, TargetUnreachable
 
 __all__ = ["LiveTransport", "ModelListError", "TargetUnreachable"]
@@ -51,8 +51,6 @@ def _failure(exc: BaseException) -> str:
     return text[:_FAILURE_LIMIT]
 
 
-# Headers never kept in an exchange's recording (the cassette code filters the same ones).
-_SECRET = frozenset({"authorization", "api-key", "x-api-key", "cookie", "set-cookie"})
 # The request extension under which ``send`` asks the tee to keep what was sent and read.
 _READ = "agentfuzz.read"
 
@@ -81,21 +79,15 @@ class _Tee(httpx.BaseTransport):
         if not isinstance(read, _Read):
             return response
         read.headers = _pairs(request.headers)
-        assert isinstance(response.stream, httpx.SyncByteStream)
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=TeeStream(response.stream, read.keep),
-            extensions=response.extensions,
-            request=request,
-        )
+        return teed(response, request, read.keep)
 
     def close(self) -> None:
         self._inner.close()
 
 
 def _pairs(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
-    return tuple((k, v) for k, v in headers.multi_items() if k.lower() not in _SECRET)
+    """``headers`` as they came, without a key or a cookie."""
+    return tuple((k, v) for k, v in headers.multi_items() if k.lower() not in SECRET_HEADERS)
 
 
 class LiveTransport:
@@ -137,7 +129,7 @@ class LiveTransport:
             headers.update({"Accept": "text/event-stream", "Cache-Control": "no-store"})
         status: int | None = None
         content_type, reason = "", ""
-        answer_headers: tuple[tuple[str, str], ...] = ()
+        answer_headers = httpx.Headers()
         read = _Read()
         chunks: list[bytes] = []
         events: list[SSEEvent] = []
@@ -160,7 +152,7 @@ class LiveTransport:
                 "POST", url, content=content, headers=headers, extensions=asked
             ) as response:
                 status, reason = response.status_code, response.reason_phrase
-                answer_headers = tuple(response.headers.multi_items())
+                answer_headers = response.headers
                 content_type = response.headers.get("content-type", "")
                 if stream and content_type.partition(";")[0].strip() == "text/event-stream":
                     for sse in EventSource(response).iter_sse():
@@ -190,7 +182,7 @@ class LiveTransport:
             elapsed=time.perf_counter() - started,
             request_headers=read.headers,
             reason=reason,
-            headers=tuple((k, v) for k, v in answer_headers if k.lower() not in _SECRET),
+            headers=_pairs(answer_headers),
             raw=read.raw,
         )
 
