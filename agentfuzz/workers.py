@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -166,39 +167,70 @@ def _watch(
 ) -> bool:
     """Run the shards' pytest, feeding ``progress`` until it ends; True if interrupted.
 
-    The shards run in a process group of their own, so a Ctrl-C (or a SIGTERM turned into one
-    by the command line) reaches them once, from here: each stops before its next request and
-    writes what it found, and this waits for them so that nothing found is lost.
+    The shards run in a process group of their own, so a Ctrl-C or a SIGTERM reaches them once,
+    from here: each stops before its next request and writes what it found, and this waits for
+    them (up to ``STOP_WAIT`` seconds) so that nothing found is lost. A second one stops them at
+    once; what they wrote is merged all the same. While it watches, this process takes both
+    signals as a count, never as an exception: one raised inside ``Popen.wait`` can leave the
+    child's wait lock held, and the next wait then blocks for ever.
     """
-    with log.open("w") as sink:
+    with log.open("w") as sink, _counted_signals() as signals:
         child = subprocess.Popen(
             argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
         )
         try:
-            while True:
-                try:
-                    child.wait(timeout=0.25)
-                    break
-                except subprocess.TimeoutExpired:
-                    status = merged_status(shards)
-                    if status is not None:
-                        progress(status)
-        except KeyboardInterrupt:
-            _signal_group(child, signal.SIGINT)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(timeout=60)
-            return True
+            return _wait(child, shards, progress, signals)
         finally:
-            # A second Ctrl-C, or shards deaf to the first: none may outlive this command (in a
+            # Shards deaf to the stop, or a second signal: none may outlive this command (in a
             # session of their own, no terminal would reach them).
             if child.poll() is None:
                 _signal_group(child, signal.SIGKILL)
                 child.wait()
+
+
+# Seconds the shards get to write what they found once told to stop.
+STOP_WAIT = 60.0
+
+
+def _wait(
+    child: subprocess.Popen[bytes], shards: Path, progress: Progress, signals: list[int]
+) -> bool:
+    told: float | None = None
+    while child.poll() is None:
+        if signals[0] and told is None:
+            _signal_group(child, signal.SIGINT)
+            told = time.monotonic()
+        if told is not None and (signals[0] > 1 or time.monotonic() - told > STOP_WAIT):
+            break
+        status = merged_status(shards)
+        if status is not None:
+            progress(status)
+        time.sleep(0.25)
     # The shards' last words (their "done" status), whatever the polling saw before.
     status = merged_status(shards)
     if status is not None:
         progress(status)
-    return False
+    return told is not None
+
+
+@contextlib.contextmanager
+def _counted_signals() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM counted in ``[n]`` while inside (in the main thread only; another
+    thread never receives them)."""
+    count = [0]
+
+    def counted(signum: int, frame: object) -> None:
+        count[0] += 1
+
+    before: dict[signal.Signals, Any] = {}
+    with contextlib.suppress(ValueError):  # not the main thread
+        for which in (signal.SIGINT, signal.SIGTERM):
+            before[which] = signal.signal(which, counted)
+    try:
+        yield count
+    finally:
+        for which, handler in before.items():
+            signal.signal(which, handler)
 
 
 def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:

@@ -140,3 +140,26 @@ def test_a_deadline_mid_run_ends_it_with_everything_merged(
     summary = _check_ending(out, child.returncode, stdout, stderr, "out_of_time")
     assert summary["findings"]
     assert "stopped at --max-time" in stdout
+
+
+def test_a_second_signal_stops_the_shards_at_once_and_merges_what_they_wrote(
+    url: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    child = _start(url, out, "synthetic", 4)
+    assert child.stderr is not None and child.stdout is not None
+    for line in child.stderr:
+        if "shrink" in _stage_of(line):
+            child.send_signal(signal.SIGINT)
+            child.send_signal(signal.SIGTERM)
+            break
+    stdout, stderr = child.communicate(timeout=LIMIT)
+    assert "Traceback" not in stdout + stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] is True
+    assert child.returncode == (1 if summary["findings"] else 0)
+    listed = {Path(f["bundle"]).name for f in summary["findings"]}
+    assert all((out / name / "repro.json").is_file() for name in listed)
+    # A shard cut off before its summary is named, and what it wrote is merged all the same.
+    for shard_bundle in out.glob(".shards/*/*/repro.json"):
+        assert shard_bundle.parent.name in listed
