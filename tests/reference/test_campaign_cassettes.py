@@ -109,3 +109,19 @@ def test_the_cli_replays_without_a_server_and_says_when_it_cannot(tmp_path: Path
     empty.mkdir()
     code, out = _cli("fuzz", "--cassette", str(empty), "--record-mode", "none")
     assert code == 2 and "no cassette to replay" in out
+
+
+def test_a_campaign_that_found_nothing_replays_offline(tmp_path: Path) -> None:
+    # With no finding there is nothing to shrink: no shrink tape is recorded, none is asked for.
+    camp = str(tmp_path / "camp")
+    args = ["--serve", "fixed", "--api", "chat", "--no-stream", "--max-examples", "5"]
+    args += ["--seed", "1"]
+    code, _ = _cli("fuzz", *args, "--cassette", camp, "--out", str(tmp_path / "a"), "--quiet")
+    assert code == 0
+    assert not (tmp_path / "camp" / "shrink.yaml").exists()
+    replay = [*args, "--cassette", camp, "--record-mode", "none", "--out", str(tmp_path / "b")]
+    code, output = _cli("fuzz", *replay, "--quiet")
+    assert code == 0, output
+    assert json.loads((tmp_path / "b" / "summary.json").read_text())["examples"] == {
+        "chat/no-stream": 5
+    }
