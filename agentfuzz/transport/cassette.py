@@ -312,10 +312,6 @@ def _headers(headers: httpx.Headers) -> dict[str, list[str]]:
     return out
 
 
-def _ignore(interaction: Interaction) -> None:
-    pass
-
-
 def _vcr_request(request: httpx.Request) -> VcrRequest:
     return VcrRequest(request.method, str(request.url), request.content, request.headers)
 
@@ -405,19 +401,17 @@ class CassetteTransport(httpx.BaseTransport):
     ``none``: play, or raise ``NotInCassette``; ``once``: like ``none`` for a cassette loaded from
     a file, else record; ``new_episodes``: play what the cassette holds, record the rest; ``all``:
     record everything anew. Repeated identical requests get their recorded answers in order.
-    Every exchange, played or recorded, goes to ``sink``. With ``rng``, played bodies come back
-    in random pieces. ``cassette`` may be swapped between runs.
+    With ``rng``, played bodies come back in random pieces. ``cassette`` may be swapped between
+    runs. What the client read, played or recorded, is in its exchange (``LiveTransport``'s tee).
     """
 
     def __init__(
         self,
         cassette: Cassette,
-        sink: Callable[[Interaction], None] = _ignore,
         inner: httpx.BaseTransport | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.cassette = cassette
-        self._sink = sink
         self._rng = rng
         self._live = RecordingTransport(self._recorded, inner)
         self._indexed: Cassette | None = None
@@ -428,7 +422,6 @@ class CassetteTransport(httpx.BaseTransport):
 
     def _recorded(self, interaction: Interaction) -> None:
         self.cassette.append(*interaction)
-        self._sink(interaction)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         # Only a cassette loaded from a file plays: what this run recorded is not played back to
@@ -436,8 +429,6 @@ class CassetteTransport(httpx.BaseTransport):
         if self.cassette.record_mode != RecordMode.ALL and self.cassette.rewound:
             recorded = self._play(_asked(request))
             if recorded is not None:
-                if self._sink is not _ignore:  # vcrpy's request object is built only for a sink
-                    self._sink((_vcr_request(request), recorded))
                 return self._played(request, recorded)
             if self.cassette.write_protected:
                 raise NotInCassette(self._divergence(_vcr_request(request)))
