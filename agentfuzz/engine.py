@@ -15,21 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import json
 import time
 import traceback
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz import oracles
 from agentfuzz.findings import Finding, FindingStore, Report, Status, TurnTable
 from agentfuzz.history import Api, Case
+from agentfuzz.judge import Judge, Verdict, same_failure
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.passes import (
     Diverged,
@@ -48,7 +47,7 @@ from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans
 from agentfuzz.target import BackendLog, Target
 from agentfuzz.transport.errors import NotInCassette, TargetUnreachable
-from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
+from agentfuzz.trials import MEASURE_TRIES, tries_for
 
 __all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "Progress", "RunBroke", "run"]
 
@@ -151,13 +150,22 @@ class _Meter:
 
 
 class _Run:
-    """One campaign under way: its configuration, the target, what it found and its meter."""
+    """One campaign under way: its configuration, the target, what it found, its meter and its
+    judge (every request the judge sends passes ``_observe``; every verdict it gives, ``_seen``)."""
 
     def __init__(
         self, config: FuzzConfig, target: Target, store: FindingStore, meter: _Meter
     ) -> None:
         self.config, self.target, self.store, self.meter = config, target, store, meter
         self.report = Report()
+        self.judge = Judge(
+            self._observe,
+            config.only,
+            config.skip,
+            config.differential,
+            config.profile.model_signatures,
+            seen=self._seen,
+        )
 
     def campaign(self) -> None:
         """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
@@ -260,12 +268,9 @@ class _Run:
         found: list[Violation] = []
         recorded: list[Recorded] = []
 
-        def check(case: Case, obs: Observation) -> list[Violation]:
-            return oracles.check(case, obs, only=self.config.only, skip=self.config.skip)
-
         def record(turn: Turn) -> None:
             turns.append(turn)
-            server_side = self._server_side(turn.violations)
+            server_side = self.judge.faults(turn.violations)
             reached, failed = tally.get(turn.number, (0, 0))
             tally[turn.number] = (reached + 1, failed + bool(server_side))
             for v in server_side:
@@ -274,29 +279,25 @@ class _Run:
             recorded.append(Recorded(turn.observation, turn.case, turn.violations))
 
         try:
-            run_session(plan, self._observe, check, record)
+            run_session(plan, self.judge.observe, self.judge.check, record)
         finally:
             # Even a session the target died in, or the run stopped in, is kept so far.
             self._record("session", recorded)
         return found
 
     def _judge(self, case: Case) -> list[Violation]:
-        """Send ``case`` once, offer every server-side violation to the store, and return them.
+        """Send ``case`` once; its server-side violations (``_seen`` has offered them)."""
+        return list(self.judge.verdict(case).faults)
+
+    def _seen(self, verdict: Verdict) -> None:
+        """Offer a one-request verdict's faults to the store and record its exchange.
 
         The cassette keeps every verdict, the model's own included, so a replay judges alike.
         """
-        obs = self._observe(case)
-        found = oracles.check(case, obs, only=self.config.only, skip=self.config.skip)
-        server_side = self._server_side(found)
-        for v in server_side:
+        case, obs = verdict.case, verdict.observation
+        for v in verdict.faults:
             self.store.offer(v, case, obs)
-        self._record("synthetic", [Recorded(obs, case, tuple(found))])
-        return server_side
-
-    def _server_side(self, found: Sequence[Violation]) -> list[Violation]:
-        """``found`` without what the profile says this target's model produces on its own."""
-        prefixes = self.config.profile.model_signatures
-        return [v for v in found if not (prefixes and v.signature.startswith(prefixes))]
+        self._record("synthetic", [Recorded(obs, case, verdict.violations)])
 
     def _observe(self, case: Case) -> Observation:
         # Every request of every stage passes here: a stop takes effect before the next one.
@@ -361,31 +362,27 @@ class _Run:
                 continue
             finding.measured = True
             self.meter.enter("confirm")
-            hits = measure(MEASURE_TRIES, functools.partial(self._fires, v.key, finding.case))
+            hits = self.judge.hits(same_failure(v.key), finding.case)
             # A failure never seen again is not worth K tries on every later example: it is
             # reported as not reproduced, and the run goes on at its pace.
             self.store.by_key[v.key].tries = tries_for(hits / MEASURE_TRIES) if hits else 1
         self.meter.enter(stage)
 
-    def _fires(self, key: tuple[str, str], case: Case) -> bool:
-        return any(v.key == key for v in self._judge(case))
-
     def _reduce(self, finding: Finding) -> None:
-        key, tries = finding.violation.key, self._tries(finding)
+        match, tries = same_failure(finding.violation.key), self._tries(finding)
 
         def fails(case: Case) -> bool:
             self.meter.step("shrink")
-            return fails_within(tries, functools.partial(self._fires, key, case))
+            return self.judge.still_fails(match, case, tries)
 
         reduce_case(finding.case, fails)
 
     def _trials(self, finding: Finding) -> None:
         """Measure the final repro's rate: over ``MEASURE_TRIES`` tries (or K, if more), and
         over ``RATE_TRIES`` when neither 0 nor 1, so the rate a flaky repro states can be quoted."""
-        key, case = finding.violation.key, finding.case
         self.meter.step("confirm")
-        attempt = functools.partial(self._fires, key, case)
-        hits, tries = rate(attempt, max(MEASURE_TRIES, self._tries(finding)))
+        match, tries = same_failure(finding.violation.key), self._tries(finding)
+        hits, tries = self.judge.rate(match, finding.case, max(MEASURE_TRIES, tries))
         finding.reproduced = f"{hits}/{tries}"
         finding.flaky = 0 < hits < tries
 
@@ -446,7 +443,6 @@ def run(
         mode_of_tapes,
         config.profile.knob_defaults,
         config.backend,
-        config.differential,
     )
     store = FindingStore(config.out)
     deadline = None if config.max_time is None else started + config.max_time

@@ -10,21 +10,19 @@ firing. Against a stochastic target every candidate is judged "fails in at least
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentfuzz import oracles
-from agentfuzz.dialects import build_request
 from agentfuzz.history import Case
+from agentfuzz.judge import Judge, Verdict, any_of
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.reduction import reduce_case
 from agentfuzz.repro import Repro, observed_summary, write_bundle
-from agentfuzz.target import Target
-from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate, tries_for
+from agentfuzz.target import Target, wire_items
+from agentfuzz.trials import MEASURE_TRIES, tries_for
 
 __all__ = ["NothingToReduce", "Reduction", "confirm", "reduce_input", "write_reduction"]
 
@@ -51,35 +49,9 @@ class Reduction:
     interrupted: bool = False
 
 
-# A failing exchange as judged: the case sent, what came back (its recording with it), the
-# violation.
-_Fired = tuple[Case, Observation, Violation]
-
-
-class _Judge:
-    """Sends cases, says whether ``oracle`` fires, keeps the last exchange where it did."""
-
-    def __init__(
-        self, target: Target, oracle: str | None, prepare: Callable[[Case], Case] = lambda c: c
-    ) -> None:
-        self.target = target
-        self.oracle = oracle
-        self.prepare = prepare
-        self.fired: _Fired | None = None
-
-    def fires(self, case: Case) -> bool:
-        case = self.prepare(case)
-        obs = self.target.observe(case)
-        found = oracles.check(case, obs, only=None if self.oracle is None else [self.oracle])
-        if found:
-            self.fired = (case, obs, found[0])
-        return bool(found)
-
-
-def _wire_items(case: Case) -> int:
-    _, body = build_request(case, "m")
-    items = body.get("messages", body.get("input"))
-    return len(items) if isinstance(items, list) else 0
+def _judge(target: Target, oracle: str | None) -> Judge:
+    """A judge of ``oracle`` alone (or of every oracle, when None)."""
+    return Judge(target.observe, only=None if oracle is None else [oracle])
 
 
 def confirm(
@@ -92,7 +64,7 @@ def confirm(
     """The position of the last case that fails (``oracle``, or any) within ``tries`` tries,
     and its violation. Raises ``NothingToReduce``."""
     number, fired = _confirmed(target, cases, oracle, tries, prepare)
-    return number, fired[2]
+    return number, fired.faults[0]
 
 
 def _confirmed(
@@ -101,12 +73,12 @@ def _confirmed(
     oracle: str | None,
     tries: int,
     prepare: Callable[[Case], Case],
-) -> tuple[int, _Fired]:
-    judge = _Judge(target, oracle, prepare)
+) -> tuple[int, Verdict]:
+    judge = _judge(target, oracle)
     # From the end: the first failure found is the last one, and earlier requests cost nothing.
     for number in reversed(range(len(cases))):
         judge.fired = None
-        if fails_within(tries, functools.partial(judge.fires, cases[number])) and judge.fired:
+        if judge.still_fails(any_of(oracle), prepare(cases[number]), tries) and judge.fired:
             return number, judge.fired
     what = f"oracle {oracle}" if oracle else "any oracle"
     raise NothingToReduce(
@@ -130,16 +102,18 @@ def reduce_input(
     prepare = _seeded if honour_seed else _as_is
     first = MEASURE_TRIES if trials == "auto" else trials
     source, confirmation = _confirmed(target, cases, oracle, first, prepare)
-    violation = confirmation[2]
-    original = cases[source]
-    judge = _Judge(target, violation.oracle, prepare)
-    tries = trials if trials != "auto" else _tries_for(judge, original)
+    oracle = confirmation.faults[0].oracle
+    original, match = cases[source], any_of(oracle)
+    judge = _judge(target, oracle)
+    if trials == "auto":
+        trials = tries_for(judge.hits(match, prepare(original)) / MEASURE_TRIES)
+    tries = trials
     steps: list[dict[str, Any]] = []
     smallest: list[Any] = [original, confirmation]
 
     def fails(case: Case) -> bool:
-        failed = fails_within(tries, lambda: judge.fires(case))
-        size = {"size": case.history.size, "wire_items": _wire_items(case)}
+        failed = judge.still_fails(match, prepare(case), tries)
+        size = {"size": case.history.size, "wire_items": wire_items(case)}
         steps.append({"target_calls": target.calls, **size, "failed": failed})
         if failed:
             smallest[:] = [case, judge.fired]
@@ -149,14 +123,11 @@ def reduce_input(
         reduced = reduce_case(original, fails, budget)
         during = judge.fired
         judge.fired = None
-        hits, total = rate(functools.partial(judge.fires, reduced))
+        hits, total = judge.rate(match, prepare(reduced))
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the smallest request that failed so far is the result, unmeasured.
         return _reduction(source, original, smallest, tries, None, target.calls, steps, prepare)
-    evidence = judge.fired or during
-    if evidence is None:  # it never fired again: the confirmation is all the evidence there is
-        judge.fires(original)
-        evidence = judge.fired
+    evidence = judge.fired or during or confirmation
     measured = (hits, total)
     return _reduction(
         source, original, [reduced, evidence], tries, measured, target.calls, steps, prepare
@@ -174,24 +145,19 @@ def _reduction(
     prepare: Callable[[Case], Case],
 ) -> Reduction:
     reduced, evidence = result
-    assert evidence is not None
-    _, obs, found = evidence
+    assert isinstance(evidence, Verdict)
     return Reduction(
         source=source,
         original=original,
         reduced=prepare(reduced),
-        violation=found,
-        observation=obs,
+        violation=evidence.faults[0],
+        observation=evidence.observation,
         tries=tries,
         rate=measured or (0, 0),
         calls=calls,
         steps=steps,
         interrupted=measured is None,
     )
-
-
-def _tries_for(judge: _Judge, case: Case) -> int:
-    return tries_for(measure(MEASURE_TRIES, lambda: judge.fires(case)) / MEASURE_TRIES)
 
 
 def _as_is(case: Case) -> Case:
@@ -227,8 +193,8 @@ def write_reduction(out: Path, reduction: Reduction, source: str) -> Path:
             "after": reduction.reduced.history.size,
         },
         "wire_items": {
-            "before": _wire_items(reduction.original),
-            "after": _wire_items(reduction.reduced),
+            "before": wire_items(reduction.original),
+            "after": wire_items(reduction.reduced),
         },
         "reproduced": reproduced,
         "interrupted": reduction.interrupted,

@@ -5,9 +5,8 @@ sends a recorded body as it is. Every exchange carries its own recording (what w
 bytes read), so the one that failed goes into its bundle's cassette as it came. With a record
 mode, parts of a campaign play from (or record into) cassettes: ``with target.cassette(path,
 about):`` for each part. In proxy mode a ``BackendLog`` behind the proxy gives each observation
-the request bodies the backend received while it was in flight. In differential mode every case
-is sent twice, as given and with ``stream`` flipped, and the second answer rides along as the
-first's ``Observation.twin`` (and in its cassette turn) for ``stream_divergence``.
+the request bodies the backend received while it was in flight. Requests related to a case
+(its stream-flipped twin) are the judge's business (``judge.py``): each is one more ``observe``.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from agentfuzz.transport.cassette import (
 from agentfuzz.transport.errors import ModelListError
 from agentfuzz.transport.live import LiveTransport
 
-__all__ = ["NOT_SERVED", "RECORD_MODES", "BackendLog", "Target", "first_model"]
+__all__ = ["NOT_SERVED", "RECORD_MODES", "BackendLog", "Target", "first_model", "wire_items"]
 
 # Statuses that say the request never reached a model: a wrong key, path or model name, or a
 # rate limit. A run where every answer is one of them tested nothing, whatever else it saw.
@@ -83,10 +82,8 @@ class Target:
         record_mode: str | None = None,
         knob_defaults: KnobDefaults | None = None,
         backend: BackendLog | None = None,
-        differential: bool = False,
     ) -> None:
         self.backend = backend
-        self.differential = differential
         self.base_url = base_url.rstrip("/")
         # Filled into every request that leaves a knob out: a slow real model needs its
         # max_tokens bounded and greedy sampling, even in what the shrinker simplifies.
@@ -146,28 +143,12 @@ class Target:
             self.not_served += 1
             self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
         self.last_answered = (case, obs)
-        if self.differential:
-            # After the bookkeeping: a server that dies on the twin has answered this case.
-            obs = self._twinned(case, obs)
-            self.last_answered = (case, obs)
         return obs
 
     def resend(self, path: str, body: dict[str, Any], stream: bool) -> Observation:
         """Send ``body`` as it is to ``path`` (relative to the base URL) and assemble the answer."""
         self.calls += 1
         return assemble(self.transport.send(path, body, stream))
-
-    def _twinned(self, case: Case, obs: Observation) -> Observation:
-        """``obs`` with its twin: the same case sent again with ``stream`` flipped.
-
-        Only the first answer counts as answered and feeds a session: the twin is evidence.
-        """
-        path, body = build_request(case.model_copy(update={"stream": not case.stream}), self.model)
-        twin = self.resend(path, body, not case.stream)
-        if self.backend is not None:
-            # Dropped: proxy_fidelity judges what the turn's own request made reach the backend.
-            self.backend.take()
-        return dataclasses.replace(obs, twin=twin)
 
     def close(self) -> None:
         self.transport.close()
@@ -192,3 +173,10 @@ def first_model(base_url: str, api_key: str | None, timeout: float) -> str:
     if not models:
         raise ModelListError(f"{base_url.rstrip('/')}/models lists no model")
     return models[0]
+
+
+def wire_items(case: Case) -> int:
+    """How many messages (chat) or input items (Responses) ``case`` sends."""
+    _, body = build_request(case, "m")
+    items = body.get("messages", body.get("input"))
+    return len(items) if isinstance(items, list) else 0

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from agentfuzz.cli import cli
 from agentfuzz.history import Case, History, Options, UserMessage
+from agentfuzz.judge import Judge
 from agentfuzz.observation import Observation
 from agentfuzz.replay import Recorded, replay_cassette, write_cassette
 from agentfuzz.target import Target
@@ -126,9 +127,9 @@ def _differential_cassette(path: Path) -> tuple[Target, Observation]:
     """One greedy request and its twin sent to the planted server, written as a cassette."""
     case = Case(history=History(items=(UserMessage(text="hi"),)), options=Options(temperature=0))
     with _text_dropping_server() as url:
-        target = Target(url, "m", None, 5.0, differential=True)
+        target = Target(url, "m", None, 5.0)
         try:
-            obs = target.observe(case)
+            obs = Judge(target.observe, differential=True).observe(case)
         finally:
             target.close()
     assert obs.twin is not None
@@ -138,7 +139,7 @@ def _differential_cassette(path: Path) -> tuple[Target, Observation]:
 
 def test_the_twin_is_recorded_and_replayed(tmp_path: Path) -> None:
     target, obs = _differential_cassette(tmp_path / "c.yaml")
-    assert target.calls == 2 and target.answered == 1
+    assert target.calls == 2 and target.answered == 2
     assert obs.twin is not None and obs.twin.exchange.stream and obs.twin.twin is None
     assert (obs.text, obs.twin.text) == ("done.", "")
     (turn,) = replay_cassette(tmp_path / "c.yaml").turns

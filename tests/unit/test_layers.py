@@ -30,6 +30,7 @@ LAYERS = {
     "target": 7,
     "campaigns": 7,
     "trials": 7,
+    "judge": 7,
     "replay": 7,
     "reduce_captured": 7,
     "options": 1,
