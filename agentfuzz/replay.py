@@ -29,9 +29,9 @@ from pydantic import ValidationError
 from vcr.cassette import Cassette
 
 from agentfuzz import oracles
-from agentfuzz.dialects import assemble
 from agentfuzz.history import Case
-from agentfuzz.observation import BackendRequest, Exchange, Observation, SSEEvent, Violation
+from agentfuzz.observation import BackendRequest, Observation, SSEEvent, Violation
+from agentfuzz.target import Target
 from agentfuzz.transport.cassette import (
     CassetteError,
     ReplayTransport,
@@ -42,7 +42,6 @@ from agentfuzz.transport.cassette import (
     save_cassette,
     split_at_random,
 )
-from agentfuzz.transport.live import LiveTransport
 
 __all__ = [
     "CassetteReplay",
@@ -278,24 +277,25 @@ def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
     if not turns:
         return result
     # One client for the whole cassette: matching ignores the host, so the first one serves all.
-    first = urlsplit(turns[0].uri)
-    with LiveTransport(
-        f"{first.scheme}://{first.netloc}",
-        transport=ReplayTransport(cassette, rng),
-        recording=False,
-    ) as transport:
+    tape = ReplayTransport(cassette, rng)
+    with _offline(turns[0].uri, tape) as target:
         for turn in turns:
-            exchange = transport.send(urlsplit(turn.uri).path, turn.body, turn.case.stream)
-            if turn.failure is not None and exchange.failure is None:
-                exchange = dataclasses.replace(exchange, failure=turn.failure)
-            obs = assemble(exchange)
+            route, stream = urlsplit(turn.uri).path, turn.case.stream
+            obs = target.resend(route, turn.body, stream, turn.failure)
             if turn.backend is not None:
                 obs = dataclasses.replace(obs, backend=turn.backend)
             if turn.twin is not None:
                 obs = dataclasses.replace(obs, twin=_replay_twin(turn.twin, rng))
             found = oracles.check(turn.case, obs)
-            result.turns.append(ReplayedTurn(turn.number, exchange.url, turn.verdicts, obs, found))
+            url = obs.exchange.url
+            result.turns.append(ReplayedTurn(turn.number, url, turn.verdicts, obs, found))
     return result
+
+
+def _offline(url: str, transport: httpx.BaseTransport) -> Target:
+    """A target at ``url``'s origin whose answers come from ``transport``, not the network."""
+    parts = urlsplit(url)
+    return Target(f"{parts.scheme}://{parts.netloc}", "", transport=transport, recording=False)
 
 
 _TWIN_FIELDS: dict[str, tuple[type, ...]] = {
@@ -323,26 +323,19 @@ def _twin(path: Path, number: int, turn: dict[str, Any]) -> dict[str, Any] | Non
 
 def _replay_twin(twin: dict[str, Any], rng: random.Random | None) -> Observation:
     """The twin's answer read back through the client pipeline, like the turn's own."""
-    failure = twin.get("failure")
-    if twin["status"] is None:
-        # No answer was ever read: there is nothing to play, only the failure to report.
-        exchange = Exchange(twin["url"], twin["request"], twin["stream"], failure=failure)
-        return assemble(exchange)
     body = twin["body"].encode("utf-8")
     chunks = split_at_random(body, rng) if rng is not None else [body]
     headers = {"content-type": twin["content_type"]} if twin["content_type"] else {}
 
     def answer(request: httpx.Request) -> httpx.Response:
+        if twin["status"] is None:
+            # No answer was ever read: nothing to play, only the recorded failure to report.
+            raise httpx.ReadError("no answer was recorded", request=request)
         return httpx.Response(twin["status"], headers=headers, content=iter(chunks))
 
-    url = urlsplit(twin["url"])
-    with LiveTransport(
-        f"{url.scheme}://{url.netloc}", transport=httpx.MockTransport(answer), recording=False
-    ) as transport:
-        exchange = transport.send(url.path, twin["request"], twin["stream"])
-    if failure is not None and exchange.failure is None:
-        exchange = dataclasses.replace(exchange, failure=failure)
-    return assemble(exchange)
+    with _offline(twin["url"], httpx.MockTransport(answer)) as target:
+        path = urlsplit(twin["url"]).path
+        return target.resend(path, twin["request"], twin["stream"], twin.get("failure"))
 
 
 def _json(path: Path, number: int, body: Any) -> dict[str, Any]:
@@ -384,11 +377,10 @@ def resend_bundle(folder: Path, base_url: str, model: str | None = None) -> list
     if model is not None:
         request["model"] = model
     path = "/" + urlsplit(doc["url"]).path.split("/v1/", 1)[-1]
-    with LiveTransport(base_url) as transport:
-        obs = assemble(transport.send(path, request, case.stream))
+    with Target(base_url, str(request.get("model", ""))) as target:
+        obs = target.resend(path, request, case.stream)
         if doc.get("oracle") == "stream_divergence":
             # The finding is a difference: send the twin too, or the live test proves nothing.
             flipped = {**request, "stream": not case.stream}
-            twin = assemble(transport.send(path, flipped, not case.stream))
-            obs = dataclasses.replace(obs, twin=twin)
+            obs = dataclasses.replace(obs, twin=target.resend(path, flipped, not case.stream))
     return oracles.check(case, obs)

@@ -77,12 +77,16 @@ class Target:
         self,
         base_url: str,
         model: str,
-        api_key: str | None,
-        timeout: float,
+        api_key: str | None = None,
+        timeout: float = 60.0,
         record_mode: str | None = None,
         knob_defaults: KnobDefaults | None = None,
         backend: BackendLog | None = None,
+        transport: httpx.BaseTransport | None = None,
+        recording: bool = True,
     ) -> None:
+        """``transport`` answers in the server's place (a replayed cassette, a mock); without
+        ``recording`` exchanges carry no recording (an offline replay has its cassette)."""
         self.backend = backend
         self.base_url = base_url.rstrip("/")
         # Filled into every request that leaves a knob out: a slow real model needs its
@@ -92,14 +96,13 @@ class Target:
         }
         self.model = model
         self.record_mode = record_mode
-        transport: httpx.BaseTransport | None = None
         self.tape: CassetteTransport | None = None
         if record_mode is not None:
             # Until a part of the campaign opens its cassette, nothing may be sent.
             self.tape = CassetteTransport(new_cassette(Path("unopened.yaml"), "none"))
             transport = self.tape
         self.transport = LiveTransport(
-            self.base_url, api_key=api_key, timeout=timeout, transport=transport
+            self.base_url, api_key, timeout, transport=transport, recording=recording
         )
         self.calls = 0
         self.answered = 0
@@ -145,10 +148,25 @@ class Target:
         self.last_answered = (case, obs)
         return obs
 
-    def resend(self, path: str, body: dict[str, Any], stream: bool) -> Observation:
-        """Send ``body`` as it is to ``path`` (relative to the base URL) and assemble the answer."""
+    def resend(
+        self, path: str, body: dict[str, Any], stream: bool, failed: str | None = None
+    ) -> Observation:
+        """Send ``body`` as it is to ``path`` (relative to the base URL) and assemble the answer.
+
+        ``failed``: the transport failure recorded with a replayed answer, which stands for
+        whatever the replay sees (the cassette holds only the bytes read before it).
+        """
         self.calls += 1
-        return assemble(self.transport.send(path, body, stream))
+        exchange = self.transport.send(path, body, stream)
+        if failed is not None:
+            exchange = dataclasses.replace(exchange, failure=failed)
+        return assemble(exchange)
+
+    def __enter__(self) -> Target:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     def close(self) -> None:
         self.transport.close()
