@@ -19,7 +19,7 @@ from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.trials import MEASURE_TRIES, measure, rate
 
-__all__ = ["Judge", "Match", "Verdict", "any_of", "oracle_names", "same_failure"]
+__all__ = ["Judge", "Match", "Verdict", "any_of", "check", "oracle_names", "same_failure"]
 
 # Which violations count as "the failure" being judged.
 Match = Callable[[Violation], bool]
@@ -33,6 +33,13 @@ def same_failure(key: tuple[str, str]) -> Match:
 def any_of(oracle: str | None) -> Match:
     """Any violation of ``oracle``, or of any oracle when None (what ``reduce --oracle`` means)."""
     return lambda v: oracle is None or v.oracle == oracle
+
+
+def check(
+    case: Case, obs: Observation, only: Collection[str] | None = None, skip: Collection[str] = ()
+) -> list[Violation]:
+    """What the oracles say of ``obs``, the answer to ``case``."""
+    return oracles.check(case, obs, only=only, skip=skip)
 
 
 def oracle_names() -> list[str]:
@@ -84,7 +91,7 @@ class Judge:
 
     def check(self, case: Case, obs: Observation) -> list[Violation]:
         """What the chosen oracles say about ``obs``, the answer to ``case``."""
-        return oracles.check(case, obs, only=self.only, skip=self.skip)
+        return check(case, obs, self.only, self.skip)
 
     def faults(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
         """``found`` without what the profile says this target's model produces on its own."""

@@ -307,7 +307,7 @@ def _recorded_requests(path: Path) -> tuple[dict[str, Any], list[tuple[int, str,
 
 def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None:
     """Send every recorded request to ``base_url``; fail listing each oracle that fires."""
-    from agentfuzz import oracles
+    from agentfuzz.judge import check
     from agentfuzz.replay import Recorded
     from agentfuzz.target import Target
     from agentfuzz.transport.errors import TargetUnreachable
@@ -329,7 +329,7 @@ def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None
                 obs = target.resend(route, body, case.stream)
             except TargetUnreachable as exc:
                 raise CassetteFailure(f"{path.name}: turn {number}: {exc}") from None
-            found = oracles.check(case, obs)
+            found = check(case, obs)
             failing += [
                 f"  turn {number} POST {route}: {v.oracle}: {_line(v.message)}" for v in found
             ]
@@ -429,7 +429,7 @@ def agentfuzz_cases() -> Callable[..., SearchStrategy[Case]]:
 @pytest.fixture(scope="session")
 def agentfuzz_check() -> Callable[..., None]:
     """``(case, observation, only=None, skip=())``: run the oracles, fail listing violations."""
-    from agentfuzz import oracles
+    from agentfuzz import judge
 
     def check(
         case: Case,
@@ -437,7 +437,7 @@ def agentfuzz_check() -> Callable[..., None]:
         only: Collection[str] | None = None,
         skip: Collection[str] = (),
     ) -> None:
-        found = oracles.check(case, observation, only=only, skip=skip)
+        found = judge.check(case, observation, only, skip)
         if found:
             listed = "\n".join(f"  {v.oracle}: {v.message}" for v in found)
             raise AssertionError(f"{len(found)} oracle violation(s):\n{listed}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentfuzz.dialects import InputError, parse_text
 from agentfuzz.history import Case
 from agentfuzz.judge import Judge, Verdict, any_of
 from agentfuzz.observation import Observation, Violation
@@ -24,7 +25,21 @@ from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.target import Target, wire_items
 from agentfuzz.trials import MEASURE_TRIES, tries_for
 
-__all__ = ["NothingToReduce", "Reduction", "confirm", "reduce_input", "write_reduction"]
+__all__ = [
+    "InputError",
+    "NothingToReduce",
+    "Reduction",
+    "captured_cases",
+    "confirm",
+    "reduce_input",
+    "write_reduction",
+]
+
+
+def captured_cases(text: str) -> list[Case]:
+    """The cases a captured input holds (see the module's first line for what it may be);
+    ``InputError`` (one line) for anything else."""
+    return parse_text(text)
 
 
 class NothingToReduce(Exception):

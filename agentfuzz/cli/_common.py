@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, NoReturn
 
-from agentfuzz import oracles
+from agentfuzz.judge import oracle_names as known_oracles
 from agentfuzz.options import base_url_problem
 from agentfuzz.target import first_model
 from agentfuzz.transport.errors import ModelListError
@@ -55,9 +55,9 @@ def oracle_names(value: str | None) -> list[str] | None:
     if value is None:
         return None
     names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = sorted(set(names) - set(oracles.names()))
+    unknown = sorted(set(names) - set(known_oracles()))
     if unknown:
-        known = ", ".join(oracles.names())
+        known = ", ".join(known_oracles())
         fail(EXIT_USAGE, f"unknown oracle {', '.join(unknown)} (known: {known})")
     return names
 

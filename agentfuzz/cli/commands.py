@@ -121,8 +121,13 @@ def reduce(
     JSONL session of request bodies (the last failing one is reduced). Exit 1 with a bundle
     when reduced, 0 when nothing in FILE fails on the target.
     """
-    from agentfuzz.dialects import InputError, parse_text
-    from agentfuzz.reduce_captured import NothingToReduce, reduce_input, write_reduction
+    from agentfuzz.reduce_captured import (
+        InputError,
+        NothingToReduce,
+        captured_cases,
+        reduce_input,
+        write_reduction,
+    )
     from agentfuzz.target import Target
 
     if oracle is not None:
@@ -138,7 +143,7 @@ def reduce(
     except (OSError, UnicodeDecodeError) as exc:
         fail(EXIT_USAGE, f"{file}: cannot read: {getattr(exc, 'strerror', None) or exc}")
     try:
-        cases = parse_text(text)
+        cases = captured_cases(text)
     except InputError as exc:
         fail(EXIT_USAGE, f"{file}: {exc}")
     if not cases:

@@ -11,7 +11,6 @@ from typing import Any, NoReturn
 import click
 from rich.console import Console
 
-from agentfuzz import oracles
 from agentfuzz._progress import HEARTBEAT_GAP, Watch
 from agentfuzz.cli._common import (
     DEFAULT_SERVE_PROFILE,
@@ -33,6 +32,7 @@ from agentfuzz.cli._common import (
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._render import summary
 from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Progress, RunBroke, run
+from agentfuzz.judge import oracle_names as known_oracles
 from agentfuzz.options import RECORD_MODES
 from agentfuzz.profiles import load_profile
 from agentfuzz.target import BackendLog
@@ -289,7 +289,7 @@ def _chosen_oracles(only: str | None, skip: str | None) -> tuple[list[str] | Non
     selected, skipped = oracle_names(only), oracle_names(skip) or []
     if selected == []:
         fail(EXIT_USAGE, f"--oracles {only!r}: names no oracle")
-    if not set(oracles.names() if selected is None else selected) - set(skipped):
+    if not set(known_oracles() if selected is None else selected) - set(skipped):
         fail(EXIT_USAGE, "--oracles/--skip-oracles leave no oracle to run")
     return selected, skipped
 

@@ -124,3 +124,68 @@ def test_the_target_never_imports_replay_nor_findings_and_bundles_the_transport(
         assert not {
             n for n in _modules(PACKAGE / f"{part}.py") if n.startswith("agentfuzz.transport")
         }
+
+
+def _dotted(path: Path) -> set[str]:
+    """Every name a module imports, dotted in full (``agentfuzz.transport.errors.CassetteError``,
+    ``agentfuzz.oracles`` for ``from agentfuzz import oracles``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+_FACES = ("cli", "pytest_plugin", "pytest_campaign")
+
+
+def test_faces_use_neither_the_dialects_nor_the_oracles_nor_the_transport() -> None:
+    wrong = []
+    for path in PACKAGE.rglob("*.py"):
+        if _part(path) not in _FACES:
+            continue
+        for name in _dotted(path):
+            parts = [*name.split("."), ""]
+            if parts[0] != "agentfuzz":
+                continue
+            if parts[1] in ("dialects", "oracles") or (
+                parts[1] == "transport" and not name.startswith("agentfuzz.transport.errors")
+            ):
+                wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert wrong == []
+
+
+def test_outside_the_dialects_only_the_target_assembles_answers() -> None:
+    users = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            from_dialects = (node.module or "").startswith("agentfuzz.dialects")
+            if from_dialects and any(a.name == "assemble" for a in node.names):
+                users.add(_part(path))
+    assert users <= {"dialects", "target"}
+
+
+# The pure loops: everything they send or write goes through a callable they are given.
+_PURE = ("session", "reduction", "trials", "judge")
+_IO = {"httpx", "vcr", "socket", "subprocess", "pathlib", "urllib", "shutil", "tempfile"}
+
+
+def test_the_pure_loops_do_no_io() -> None:
+    wrong = []
+    for part in _PURE:
+        path = PACKAGE / f"{part}.py"
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "open":
+                wrong.append(f"{part}.py calls open()")
+        for name in _dotted(path):
+            parts = [*name.split("."), ""]
+            if parts[0] in _IO or (parts[0] == "agentfuzz" and parts[1] in _STATEFUL):
+                wrong.append(f"{part}.py imports {name}")
+    assert wrong == []
+
+
+_STATEFUL = {"transport", "target", "replay", "repro", "findings", "_files", "engine"}
