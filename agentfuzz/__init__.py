@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         ToolResult,
         UserMessage,
     )
+    from agentfuzz.judge import Judge, Verdict
     from agentfuzz.observation import Exchange, Observation, Violation
     from agentfuzz.oracles import check, register
     from agentfuzz.oracles import names as oracle_names
@@ -46,6 +47,7 @@ _HOMES = {
     "Finding": ("findings", "Finding"),
     "FuzzConfig": ("engine", "FuzzConfig"),
     "History": ("history", "History"),
+    "Judge": ("judge", "Judge"),
     "Observation": ("observation", "Observation"),
     "Options": ("history", "Options"),
     "Profile": ("profiles", "Profile"),
@@ -58,6 +60,7 @@ _HOMES = {
     "ToolCall": ("history", "ToolCall"),
     "ToolResult": ("history", "ToolResult"),
     "UserMessage": ("history", "UserMessage"),
+    "Verdict": ("judge", "Verdict"),
     "Violation": ("observation", "Violation"),
     "cases": ("strategies", "cases"),
     "check": ("oracles", "check"),
@@ -79,6 +82,7 @@ __all__ = [
     "Finding",
     "FuzzConfig",
     "History",
+    "Judge",
     "Observation",
     "Options",
     "Profile",
@@ -91,6 +95,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "UserMessage",
+    "Verdict",
     "Violation",
     "__version__",
     "cases",

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from hypothesis.strategies import SearchStrategy
 
+from agentfuzz.cassette_codec import Recorded, write_cassette
 from agentfuzz.findings import Finding, FindingStore, Report, Status, TurnTable
 from agentfuzz.history import Api, Case
 from agentfuzz.judge import Judge, Verdict, same_failure
@@ -42,7 +43,6 @@ from agentfuzz.passes import (
 from agentfuzz.plan import Plan
 from agentfuzz.profiles import Profile
 from agentfuzz.reduction import reduce_case
-from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans
 from agentfuzz.target import BackendLog, Target

@@ -295,7 +295,7 @@ def _line(text: str, limit: int = 160) -> str:
 def _recorded_requests(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Case, Any]]]:
     """A cassette's metadata, and per interaction: its number, URI path, case and JSON body."""
     # replay.py's own reader, so both modes reject the same cassettes.
-    from agentfuzz.replay import read_turns
+    from agentfuzz.cassette_codec import read_turns
     from agentfuzz.transport.errors import CassetteError
 
     try:
@@ -307,8 +307,8 @@ def _recorded_requests(path: Path) -> tuple[dict[str, Any], list[tuple[int, str,
 
 def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None:
     """Send every recorded request to ``base_url``; fail listing each oracle that fires."""
+    from agentfuzz.cassette_codec import Recorded
     from agentfuzz.judge import check
-    from agentfuzz.replay import Recorded
     from agentfuzz.target import Target
     from agentfuzz.transport.errors import TargetUnreachable
 
@@ -354,7 +354,7 @@ def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None
 
 def _rewrite(path: Path, recorded: list[Any], about: dict[str, Any]) -> None:
     """Replace the cassette (at once: ``save_cassette`` never leaves half a file)."""
-    from agentfuzz.replay import write_cassette
+    from agentfuzz.cassette_codec import write_cassette
 
     write_cassette(path, recorded, about)
 

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from agentfuzz._files import write_atomically
+from agentfuzz.cassette_codec import Recorded, write_cassette
 from agentfuzz.history import Case
 from agentfuzz.observation import Exchange, Observation, Violation
-from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn
 
 __all__ = ["Repro", "bundle_dir", "observed_summary", "write_bundle"]

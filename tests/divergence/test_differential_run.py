@@ -18,11 +18,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from agentfuzz.cassette_codec import Recorded, write_cassette
 from agentfuzz.cli import cli
 from agentfuzz.history import Case, History, Options, UserMessage
 from agentfuzz.judge import Judge
 from agentfuzz.observation import Observation
-from agentfuzz.replay import Recorded, replay_cassette, write_cassette
+from agentfuzz.replay import replay_cassette
 from agentfuzz.target import Target
 from agentfuzz.transport.cassette import CassetteError
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentfuzz import Target
+from agentfuzz.cassette_codec import Recorded, write_cassette
 from agentfuzz.history import (
     AssistantMessage,
     Case,
@@ -26,7 +27,6 @@ from agentfuzz.history import (
 )
 from agentfuzz.oracles import check
 from agentfuzz.reference import serve_in_thread
-from agentfuzz.replay import Recorded, write_cassette
 
 WEATHER = Tool(
     name="get_weather",

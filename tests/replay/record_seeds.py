@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 from agentfuzz import oracles
+from agentfuzz.cassette_codec import Recorded, write_cassette
 from agentfuzz.engine import ALL_MODES
 from agentfuzz.history import Api, Tool
 from agentfuzz.plan import Plan, Policy, Step
 from agentfuzz.reference import PROFILES, serve_in_thread
-from agentfuzz.replay import Recorded, write_cassette
 from agentfuzz.session import Turn, run_session
 from agentfuzz.target import Target
 from agentfuzz.transport.live import LiveTransport

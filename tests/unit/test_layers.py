@@ -32,6 +32,7 @@ LAYERS = {
     "trials": 7,
     "judge": 7,
     "replay": 7,
+    "cassette_codec": 7,
     "reduce_captured": 7,
     "options": 1,
     "passes": 7,
