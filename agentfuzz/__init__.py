@@ -14,7 +14,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentfuzz.engine import FuzzConfig, run
+    from agentfuzz.config import FuzzConfig
+    from agentfuzz.engine import run
     from agentfuzz.findings import Finding, Report, Status
     from agentfuzz.history import (
         AssistantMessage,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from agentfuzz.profiles import Profile, list_profiles, load_profile
     from agentfuzz.replay import replay_bundle, replay_cassette, resend_bundle
     from agentfuzz.strategies import cases, plans
+    from agentfuzz.summary import Summary
     from agentfuzz.target import Target
 
 __version__ = "0.1.0"
@@ -45,7 +47,7 @@ _HOMES = {
     "Case": ("history", "Case"),
     "Exchange": ("observation", "Exchange"),
     "Finding": ("findings", "Finding"),
-    "FuzzConfig": ("engine", "FuzzConfig"),
+    "FuzzConfig": ("config", "FuzzConfig"),
     "History": ("history", "History"),
     "Judge": ("judge", "Judge"),
     "Observation": ("observation", "Observation"),
@@ -54,6 +56,7 @@ _HOMES = {
     "ReasoningItem": ("history", "ReasoningItem"),
     "Report": ("findings", "Report"),
     "Status": ("findings", "Status"),
+    "Summary": ("summary", "Summary"),
     "SystemMessage": ("history", "SystemMessage"),
     "Target": ("target", "Target"),
     "Tool": ("history", "Tool"),
@@ -89,6 +92,7 @@ __all__ = [
     "ReasoningItem",
     "Report",
     "Status",
+    "Summary",
     "SystemMessage",
     "Target",
     "Tool",

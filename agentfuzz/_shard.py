@@ -24,26 +24,25 @@ from typing import Any
 import pytest
 
 from agentfuzz._files import write_atomically
-from agentfuzz.engine import FuzzConfig, RunBroke, run
+from agentfuzz.config import FuzzConfig, ShardSpec
+from agentfuzz.engine import RunBroke, run
 from agentfuzz.findings import Status
-from agentfuzz.profiles import Profile
 from agentfuzz.transport.errors import TargetUnreachable
 
 # Seconds between two writes of a shard's progress file.
 BEACON_EVERY = 0.5
 
 
-def _spec() -> dict[str, Any]:
+def _spec() -> ShardSpec:
     path = os.environ.get("AGENTFUZZ_SHARD_SPEC")
     if not path:
         pytest.skip("not run by agentfuzz --workers")
-    spec: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
-    return spec
+    return ShardSpec.model_validate_json(Path(path).read_bytes())
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "group" in metafunc.fixturenames:
-        metafunc.parametrize("group", range(len(_spec()["groups"])))
+        metafunc.parametrize("group", range(len(_spec().groups)))
 
 
 class _Beacon:
@@ -69,33 +68,22 @@ def _rotated(items: list[Any], by: int) -> tuple[Any, ...]:
     return tuple(items[by:] + items[:by])
 
 
-def _config(spec: dict[str, Any], shard: int) -> FuzzConfig:
-    seed, database = spec["seed"], spec["database"]
+def _config(spec: ShardSpec, shard: int) -> FuzzConfig:
+    config = spec.config
     # Each shard starts on another mode and kind, so that a run cut short by --max-time (or
     # Ctrl-C) has still covered every mode it could.
-    modes = _rotated([(m[0], bool(m[1])) for m in spec["modes"]], shard)
-    kinds = _rotated(list(spec["kinds"]), shard)
-    return FuzzConfig(
-        base_url=str(spec["base_url"]),
-        model=str(spec["model"]),
-        profile=Profile.model_validate(spec["profile"]),
-        out=Path(str(spec["out"])) / ".shards" / str(shard),
-        modes=modes,
-        kinds=kinds,
-        api_key=os.environ.get("OPENAI_API_KEY") or None,
-        max_examples=int(spec["max_examples"]),
-        seed=None if seed is None else int(seed) + shard * 1000,
-        trials=spec["trials"],
-        only=spec["only"],
-        skip=tuple(spec["skip"]),
-        timeout=float(spec["timeout"]),
-        max_time=spec.get("max_time"),
-        record=None if spec.get("record") is None else Path(str(spec["record"])),
-        database=None if database is None else Path(str(database)),
+    return config.model_copy(
+        update={
+            "out": config.out / ".shards" / str(shard),
+            "modes": _rotated(list(config.modes), shard),
+            "kinds": _rotated(list(config.kinds), shard),
+            "api_key": os.environ.get("OPENAI_API_KEY") or None,
+            "seed": None if config.seed is None else config.seed + shard * 1000,
+        }
     )
 
 
-def _shard(spec: dict[str, Any], shard: int, halt: threading.Event) -> None:
+def _shard(spec: ShardSpec, shard: int, halt: threading.Event) -> None:
     """Run shard ``shard``; whatever ends it, leave in its folder what the merge needs: its
     ``summary.json``, or ``failed.json`` saying why there is none (and ``error.log``)."""
     config = _config(spec, shard)
@@ -117,7 +105,7 @@ def _shard(spec: dict[str, Any], shard: int, halt: threading.Event) -> None:
     beacon(dataclasses.replace(beacon.latest, phase="done"), force=True)
     if report.error:
         write_atomically(config.out / "error.log", report.traceback)
-    write_atomically(config.out / "summary.json", json.dumps(report.summary()))
+    write_atomically(config.out / "summary.json", json.dumps(report.summary().dump()))
 
 
 def _stop_on_sigterm() -> None:
@@ -136,7 +124,7 @@ def test_shards(group: int) -> None:
     _stop_on_sigterm()
     threads = [
         threading.Thread(target=_shard, args=(spec, k, halt), name=f"shard-{k}", daemon=True)
-        for k in spec["groups"][group]
+        for k in spec.groups[group]
     ]
     for thread in threads:
         thread.start()

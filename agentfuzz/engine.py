@@ -14,21 +14,19 @@ what the report says.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import time
 import traceback
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.cassette_codec import Recorded, write_cassette
+from agentfuzz.config import FuzzConfig, Kind, Mode
 from agentfuzz.findings import Finding, FindingStore, Report, Status, TurnTable
-from agentfuzz.history import Api, Case
+from agentfuzz.history import Case
 from agentfuzz.judge import Judge, Verdict, same_failure
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.passes import (
@@ -41,63 +39,20 @@ from agentfuzz.passes import (
     same_questions,
 )
 from agentfuzz.plan import Plan
-from agentfuzz.profiles import Profile
 from agentfuzz.reduction import reduce_case
 from agentfuzz.session import Turn, run_session
 from agentfuzz.strategies import cases, plans
-from agentfuzz.target import BackendLog, Target
+from agentfuzz.target import Target
 from agentfuzz.transport.errors import NotInCassette, TargetUnreachable
 from agentfuzz.trials import MEASURE_TRIES, tries_for
 
-__all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "Progress", "RunBroke", "run"]
-
-Mode = tuple[Api, bool]
-ALL_MODES: tuple[Mode, ...] = (
-    ("chat", False),
-    ("chat", True),
-    ("responses", False),
-    ("responses", True),
-)
-# What an example is: one generated request, or a whole session driven by the server's answers.
-Kind = Literal["synthetic", "session"]
+__all__ = ["Progress", "RunBroke", "run"]
 
 
 def _label(mode: Mode) -> str:
     """How a mode is named in progress and in the summary: ``chat/stream``."""
     api, stream = mode
     return f"{api}/{'stream' if stream else 'no-stream'}"
-
-
-@dataclass(frozen=True)
-class FuzzConfig:
-    """What one ``agentfuzz fuzz`` run does."""
-
-    base_url: str
-    model: str
-    profile: Profile
-    out: Path
-    modes: tuple[Mode, ...] = ALL_MODES
-    kinds: tuple[Kind, ...] = ("synthetic",)
-    api_key: str | None = None
-    max_examples: int = 100
-    seed: int | None = None
-    # Tries per judgement: a number, or "auto" to measure each failure's rate and derive it.
-    trials: int | Literal["auto"] = 1
-    only: Collection[str] | None = None
-    skip: Collection[str] = ()
-    timeout: float = 60.0
-    database: Path | None = Path(".agentfuzz/examples")
-    # Write every example (one request) or session (its requests) as a cassette here.
-    record: Path | None = None
-    # Run the campaign through cassettes in this folder, under a vcrpy record mode.
-    cassette: Path | None = None
-    record_mode: str = "once"
-    # Seconds the run may take: past them it stops at its next example or shrink step.
-    max_time: float | None = None
-    # Proxy mode: the log of the backend behind the proxy at base_url (proxy_fidelity reads it).
-    backend: BackendLog | None = None
-    # Send every request a second time with ``stream`` flipped, for stream_divergence (2x cost).
-    differential: bool = False
 
 
 Progress = Callable[[Status], None]
@@ -433,7 +388,7 @@ def run(
     started = _clock()
     if config.cassette is not None:
         # A campaign replays only if it asks the same questions: no saved examples, a fixed seed.
-        config = dataclasses.replace(config, database=None, seed=config.seed or 0)
+        config = config.model_copy(update={"database": None, "seed": config.seed or 0})
     mode_of_tapes = None if config.cassette is None else config.record_mode
     target = Target(
         config.base_url,

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.reduction import case_size
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.session import Turn
+from agentfuzz.summary import FindingRow, Summary, TurnRow
 
 __all__ = ["Finding", "FindingStore", "Report", "Status", "TurnTable"]
 
@@ -87,36 +87,36 @@ class Report:
     # Session mode: per turn number, sessions that reached it and sessions that failed there.
     turns: TurnTable = field(default_factory=dict)
 
-    def summary(self) -> dict[str, Any]:
-        """The run as plain data: what ``summary.json`` holds for machines reading a run."""
-        return {
-            "findings": [
-                {
-                    "oracle": f.violation.oracle,
-                    "signature": f.violation.signature,
-                    "message": f.violation.message,
-                    "size": f.case.history.size,
-                    "reproduced": f.reproduced,
-                    "flaky": f.flaky,
-                    "bundle": str(f.bundle),
-                }
-                for f in self.findings
-            ],
-            "examples": self.examples,
-            "requests": self.calls,
-            "elapsed_s": round(self.elapsed, 3),
-            "examples_per_s": round(sum(self.examples.values()) / self.elapsed, 1)
-            if self.elapsed
-            else None,
-            "session_turns": {
-                str(n): {"reached": r, "failed": f} for n, (r, f) in sorted(self.turns.items())
+    def summary(self) -> Summary:
+        """The run as data: what ``summary.json`` holds for machines reading a run."""
+        rows = [
+            FindingRow(
+                oracle=f.violation.oracle,
+                signature=f.violation.signature,
+                message=f.violation.message,
+                size=f.case.history.size,
+                reproduced=f.reproduced,
+                flaky=f.flaky,
+                bundle=str(f.bundle),
+            )
+            for f in self.findings
+        ]
+        examples = sum(self.examples.values())
+        return Summary(
+            findings=rows,
+            examples=self.examples,
+            requests=self.calls,
+            elapsed_s=round(self.elapsed, 3),
+            examples_per_s=round(examples / self.elapsed, 1) if self.elapsed else None,
+            session_turns={
+                str(n): TurnRow(reached=r, failed=f) for n, (r, f) in sorted(self.turns.items())
             },
-            "stopped_answering": self.stopped_answering,
-            "interrupted": self.interrupted,
-            "out_of_time": self.out_of_time,
-            "not_served": self.not_served,
-            "error": self.error,
-        }
+            stopped_answering=self.stopped_answering,
+            interrupted=self.interrupted,
+            out_of_time=self.out_of_time,
+            not_served=self.not_served,
+            error=self.error,
+        )
 
 
 class FindingStore:

@@ -95,7 +95,7 @@ class CampaignRunner:
         Bundles go to a fresh folder under the test's ``tmp_path``. A request the cassettes
         lack, an unreadable cassette or an unreachable server fails the test with one line.
         """
-        from agentfuzz.engine import FuzzConfig, run
+        from agentfuzz import FuzzConfig, run
         from agentfuzz.profiles import ProfileError, load_profile
         from agentfuzz.transport.errors import CassetteError, NotInCassette, TargetUnreachable
 

@@ -25,12 +25,15 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentfuzz.engine import FuzzConfig, Progress
-from agentfuzz.findings import Report, Status
+from agentfuzz.config import FuzzConfig, ShardSpec
+from agentfuzz.engine import Progress
+from agentfuzz.findings import Status
+from agentfuzz.summary import FailedShard, FindingRow, Summary, TurnRow
 
 __all__ = ["SHARD_SPEC", "groups", "merge", "merged_status", "run_sharded", "spec_of"]
 
@@ -39,28 +42,19 @@ SHARD_SPEC = "AGENTFUZZ_SHARD_SPEC"
 _SHARD_TEST = Path(__file__).with_name("_shard.py")
 
 
-def spec_of(config: FuzzConfig, workers: int) -> dict[str, Any]:
-    """The campaign as JSON, for shards in other processes (or on other hosts)."""
-    return {
-        "workers": workers,
-        "base_url": config.base_url,
-        "model": config.model,
-        "profile": config.profile.model_dump(mode="json"),
-        "modes": [list(m) for m in config.modes],
-        "kinds": list(config.kinds),
-        "max_examples": config.max_examples,
-        "seed": config.seed,
-        "trials": config.trials,
-        "only": None if config.only is None else list(config.only),
-        "skip": list(config.skip),
-        "timeout": config.timeout,
-        "max_time": config.max_time,
-        "database": None if config.database is None else str(config.database.resolve()),
-        "out": str(config.out.resolve()),
-        # Cassettes are named by a digest of what was sent: shards that send the same requests
-        # write the same name, and the last write wins whole (save_cassette replaces at once).
-        "record": None if config.record is None else str(config.record.resolve()),
-    }
+def spec_of(config: FuzzConfig, workers: int) -> ShardSpec:
+    """The campaign as shards in other processes (or on other hosts) read it: every path
+    absolute, no API key (it travels in the environment)."""
+
+    def absolute(path: Path | None) -> Path | None:
+        return None if path is None else path.resolve()
+
+    # Cassettes are named by a digest of what was sent: shards that send the same requests
+    # write the same name, and the last write wins whole (save_cassette replaces at once).
+    paths = {"out": config.out.resolve(), "database": absolute(config.database)}
+    paths["record"] = absolute(config.record)
+    shared = config.model_copy(update=paths)
+    return ShardSpec(config=shared, workers=workers, groups=groups(workers, os.cpu_count() or 1))
 
 
 def groups(workers: int, cores: int) -> list[list[int]]:
@@ -74,9 +68,7 @@ def groups(workers: int, cores: int) -> list[list[int]]:
     return [list(range(k, min(k + per_item, workers))) for k in range(0, workers, per_item)]
 
 
-def run_sharded(
-    config: FuzzConfig, workers: int, progress: Progress = lambda _: None
-) -> dict[str, Any]:
+def run_sharded(config: FuzzConfig, workers: int, progress: Progress = lambda _: None) -> Summary:
     """Run ``workers`` shards through pytest-xdist and return the merged summary.
 
     The API key travels in the environment (``OPENAI_API_KEY``), never in the spec file. While
@@ -90,76 +82,75 @@ def run_sharded(
     shards.mkdir(parents=True)
     spec = spec_of(config, workers)
     extra = shlex.split(os.environ.get("AGENTFUZZ_XDIST_ARGS", ""))
-    spec["groups"] = groups(workers, os.cpu_count() or 1)
     spec_path = shards / "spec.json"
-    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
     env = dict(os.environ, **{SHARD_SPEC: str(spec_path)})
     if config.api_key:
         env["OPENAI_API_KEY"] = config.api_key
     argv = [sys.executable, "-m", "pytest", str(_SHARD_TEST), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", "no:randomly", "--rootdir", str(shards), "-c", os.devnull]
-    argv += ["-n", str(len(spec["groups"])), *extra]
+    argv += ["-n", str(len(spec.groups)), *extra]
     log = shards / "pytest.log"
     interrupted = _watch(argv, env, log, shards, progress)
     summaries = [_shard_summary(shards, k, log) for k in range(workers)]
     merged = merge(summaries, config.out)
-    merged["interrupted"] = merged["interrupted"] or interrupted
-    if not merged["failed_shards"]:
+    if not merged.failed_shards:
         # The merged bundles are copies: the shards' own would only be duplicates to trip over.
         shutil.rmtree(shards, ignore_errors=True)
-    merged["elapsed_s"] = round(time.monotonic() - started, 3)
-    total = sum(merged["examples"].values())
-    merged["examples_per_s"] = (
-        round(total / merged["elapsed_s"], 1) if merged["elapsed_s"] else None
+    elapsed = round(time.monotonic() - started, 3)
+    total = sum(merged.examples.values())
+    return merged.model_copy(
+        update={
+            "interrupted": merged.interrupted or interrupted,
+            "elapsed_s": elapsed,
+            "examples_per_s": round(total / elapsed, 1) if elapsed else None,
+        }
     )
-    return merged
 
 
-def _shard_summary(shards: Path, shard: int, log: Path) -> dict[str, Any]:
+def _shard_summary(shards: Path, shard: int, log: Path) -> Summary:
     """Shard ``shard``'s summary; for a shard that ended without one, what its folder holds."""
     folder = shards / str(shard)
     try:
-        summary: dict[str, Any] = json.loads((folder / "summary.json").read_text("utf-8"))
+        summary = Summary.model_validate_json((folder / "summary.json").read_bytes())
     except (OSError, ValueError):
         salvaged = _salvaged(folder, log)
         try:
             failed = json.loads((folder / "failed.json").read_text("utf-8"))
         except (OSError, ValueError):
             return salvaged
-        if failed.get("unreachable"):
-            salvaged["unreachable"] = failed["why"]
-        salvaged["failed"] = f"{failed['why']} (traceback in {folder / 'error.log'})"
-        return salvaged
-    if summary.get("error"):
+        why = f"{failed['why']} (traceback in {folder / 'error.log'})"
+        unreachable = failed["why"] if failed.get("unreachable") else None
+        return salvaged.model_copy(update={"failed": why, "unreachable": unreachable})
+    if summary.error:
         where = folder / "error.log"
-        summary["failed"] = f"{summary['error']} (traceback in {where})"
+        summary.failed = f"{summary.error} (traceback in {where})"
     return summary
 
 
-def _salvaged(folder: Path, log: Path) -> dict[str, Any]:
+def _salvaged(folder: Path, log: Path) -> Summary:
     """What a shard that died (killed, or crashed past its own report) left on disk: its
     bundles, each written the moment it was found, and its last progress."""
     findings = []
     for path in sorted(folder.glob("*/repro.json")):
         try:
             doc = json.loads(path.read_text("utf-8"))
+            done, _, tries = str(doc.get("reproduced", "")).partition("/")
+            flaky = done.isdigit() and tries.isdigit() and 0 < int(done) < int(tries)
+            fields = ("oracle", "signature", "message", "size", "reproduced")
+            row = {k: doc.get(k) for k in fields} | {"flaky": flaky, "bundle": str(path.parent)}
+            findings.append(FindingRow.model_validate(row))
         except (OSError, ValueError):  # cut mid-write before the atomic replace: not a bundle
             continue
-        done, _, tries = str(doc.get("reproduced", "")).partition("/")
-        flaky = done.isdigit() and tries.isdigit() and 0 < int(done) < int(tries)
-        fields = ("oracle", "signature", "message", "size", "reproduced")
-        findings.append(
-            {k: doc.get(k) for k in fields} | {"flaky": flaky, "bundle": str(path.parent)}
-        )
     examples = 0
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         examples = int(json.loads((folder / "progress.json").read_text("utf-8"))["examples"])
-    # The shape of every shard's summary, holding only what the disk still says.
-    return Report().summary() | {
-        "findings": findings,
-        "failed": f"ended without its summary after {examples} examples, its counts lost "
+    # Only what the disk still says.
+    return Summary(
+        findings=findings,
+        failed=f"ended without its summary after {examples} examples, its counts lost "
         f"(killed, or crashed: see {log})",
-    }
+    )
 
 
 def _watch(
@@ -262,53 +253,51 @@ def merged_status(shards: Path) -> Status | None:
     )
 
 
-def _rank(finding: dict[str, Any]) -> tuple[int, int, str]:
+def _rank(finding: FindingRow) -> tuple[int, int, str]:
     # Smallest history first; then the shorter request; then the folder, for a stable choice.
-    request = json.loads((Path(finding["bundle"]) / "repro.json").read_text())["request"]
-    return (finding["size"], len(json.dumps(request)), finding["bundle"])
+    request = json.loads((Path(finding.bundle) / "repro.json").read_text())["request"]
+    return (finding.size, len(json.dumps(request)), finding.bundle)
 
 
-def merge(summaries: list[dict[str, Any]], out: Path) -> dict[str, Any]:
+def merge(summaries: list[Summary], out: Path) -> Summary:
     """One summary from the shards' summaries; each distinct failure's smallest bundle is copied
     to ``out`` (its folder name is the failure's, so no failure gets two bundles)."""
-    best: dict[str, dict[str, Any]] = {}
+    best: dict[str, FindingRow] = {}
     for summary in summaries:
-        for finding in summary["findings"]:
-            name = Path(finding["bundle"]).name
+        for finding in summary.findings:
+            name = Path(finding.bundle).name
             if name not in best or _rank(finding) < _rank(best[name]):
                 best[name] = finding
     findings = []
     for name, finding in sorted(best.items()):
         target = out / name
         shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(finding["bundle"], target)
-        findings.append(finding | {"bundle": str(target)})
-    examples: dict[str, int] = {}
-    turns: dict[str, dict[str, int]] = {}
+        shutil.copytree(finding.bundle, target)
+        findings.append(finding.model_copy(update={"bundle": str(target)}))
+    examples: Counter[str] = Counter()
+    turns: dict[str, TurnRow] = {}
     for summary in summaries:
-        for mode, n in summary["examples"].items():
-            examples[mode] = examples.get(mode, 0) + n
-        for number, row in summary["session_turns"].items():
-            slot = turns.setdefault(number, {"reached": 0, "failed": 0})
-            slot["reached"] += row["reached"]
-            slot["failed"] += row["failed"]
-    return {
-        "findings": findings,
-        "examples": examples,
-        "requests": sum(s["requests"] for s in summaries),
-        "elapsed_s": max((s["elapsed_s"] for s in summaries), default=0.0),
-        "examples_per_s": None,
-        "session_turns": dict(sorted(turns.items(), key=lambda kv: int(kv[0]))),
-        "stopped_answering": any(s["stopped_answering"] for s in summaries),
-        "interrupted": any(s["interrupted"] for s in summaries),
-        "out_of_time": any(s.get("out_of_time", False) for s in summaries),
-        "not_served": next((s["not_served"] for s in summaries if s["not_served"]), None),
-        "error": next((s["error"] for s in summaries if s.get("error")), None),
-        "unreachable": next((s["unreachable"] for s in summaries if s.get("unreachable")), None),
-        "shards": len(summaries),
-        "failed_shards": [
-            {"shard": k, "why": s["failed"], "unreachable": bool(s.get("unreachable"))}
+        examples.update(summary.examples)
+        for number, row in summary.session_turns.items():
+            slot = turns.setdefault(number, TurnRow())
+            slot.reached += row.reached
+            slot.failed += row.failed
+    return Summary(
+        findings=findings,
+        examples=dict(examples),
+        requests=sum(s.requests for s in summaries),
+        elapsed_s=max((s.elapsed_s for s in summaries), default=0.0),
+        session_turns=dict(sorted(turns.items(), key=lambda kv: int(kv[0]))),
+        stopped_answering=any(s.stopped_answering for s in summaries),
+        interrupted=any(s.interrupted for s in summaries),
+        out_of_time=any(s.out_of_time for s in summaries),
+        not_served=next((s.not_served for s in summaries if s.not_served), None),
+        error=next((s.error for s in summaries if s.error), None),
+        unreachable=next((s.unreachable for s in summaries if s.unreachable), None),
+        shards=len(summaries),
+        failed_shards=[
+            FailedShard(shard=k, why=s.failed, unreachable=bool(s.unreachable))
             for k, s in enumerate(summaries)
-            if s.get("failed")
+            if s.failed
         ],
-    }
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from agentfuzz import FuzzConfig, Status, run
@@ -60,11 +59,10 @@ def test_a_stopped_run_ends_early_and_keeps_what_it_found(tmp_path: Path) -> Non
 
 def test_kinds_run_in_the_order_given(tmp_path: Path) -> None:
     seen: list[Status] = []
-    config = dataclasses.replace(
-        _config("", tmp_path), kinds=("session", "synthetic"), max_examples=3
-    )
+    update = {"kinds": ("session", "synthetic"), "max_examples": 3}
+    config = _config("", tmp_path).model_copy(update=update)
     with serve_in_thread("fixed") as url:
-        report = run(dataclasses.replace(config, base_url=url), seen.append)
+        report = run(config.model_copy(update={"base_url": url}), seen.append)
     assert seen[0].phase == "session chat/no-stream"
     assert seen[-1].phase == "chat/no-stream"
     assert list(report.examples) == ["session chat/no-stream", "chat/no-stream"]

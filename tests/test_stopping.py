@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from agentfuzz import FuzzConfig, Status, engine, oracles, run
 from agentfuzz.cli import cli
-from agentfuzz.engine import Kind, RunBroke
+from agentfuzz.config import Kind
+from agentfuzz.engine import RunBroke
 from agentfuzz.observation import Violation
 from agentfuzz.passes import Failure, OutOfTime, TargetGone, failure, run_pass
 from agentfuzz.profiles import load_profile

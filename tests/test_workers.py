@@ -16,6 +16,7 @@ from agentfuzz import FuzzConfig, Status
 from agentfuzz.cli import cli
 from agentfuzz.profiles import load_profile
 from agentfuzz.replay import replay_cassette
+from agentfuzz.summary import Summary
 from agentfuzz.workers import merge, run_sharded, spec_of
 
 from .quality.planted_server import BUGS as SPECS
@@ -106,7 +107,7 @@ def _shard(tmp_path: Path, name: str, size: int, text: str) -> dict[str, Any]:
 
 def test_merge_keeps_the_smallest_bundle_of_each_failure_once(tmp_path: Path) -> None:
     shards = [_shard(tmp_path, "a", 6, "big"), _shard(tmp_path, "b", 4, "small")]
-    merged = merge(shards, tmp_path / "out")
+    merged = merge([Summary.model_validate(s) for s in shards], tmp_path / "out").dump()
     (finding,) = merged["findings"]
     assert finding["size"] == 4
     copied = json.loads((tmp_path / "out" / "empty_turn-abc" / "repro.json").read_text())
@@ -132,7 +133,7 @@ def test_shards_sharing_one_process_as_threads_find_the_same(
         seed=5,
         database=None,
     )
-    merged = run_sharded(config, 2, seen.append)
+    merged = run_sharded(config, 2, seen.append).dump()
     assert merged["shards"] == 2
     assert _planted(merged) == _planted(one_worker)
     keys = {(f["oracle"], f["signature"]) for f in merged["findings"]}
@@ -144,7 +145,7 @@ def test_shards_sharing_one_process_as_threads_find_the_same(
 
 def test_each_shard_starts_on_another_mode_and_kind(tmp_path: Path) -> None:
     from agentfuzz import _shard
-    from agentfuzz.engine import ALL_MODES
+    from agentfuzz.config import ALL_MODES
 
     config = FuzzConfig(
         base_url="http://127.0.0.1:9/v1",
@@ -204,7 +205,7 @@ def test_a_shard_killed_mid_run_still_has_its_bundles_merged(planted: str, tmp_p
             os.kill(victims[0], signal.SIGKILL)
             killed.append(victims[0])
 
-    merged = run_sharded(config, 4, kill_once_a_shard_found_something)
+    merged = run_sharded(config, 4, kill_once_a_shard_found_something).dump()
     assert killed
     failed = merged["failed_shards"]
     assert failed and all("ended without its summary" in f["why"] for f in failed)

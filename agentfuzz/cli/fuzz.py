@@ -31,10 +31,12 @@ from agentfuzz.cli._common import (
 )
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._render import summary
-from agentfuzz.engine import ALL_MODES, FuzzConfig, Kind, Progress, RunBroke, run
+from agentfuzz.config import ALL_MODES, FuzzConfig, Kind
+from agentfuzz.engine import Progress, RunBroke, run
 from agentfuzz.judge import oracle_names as known_oracles
 from agentfuzz.options import RECORD_MODES
 from agentfuzz.profiles import load_profile
+from agentfuzz.summary import Summary
 from agentfuzz.target import BackendLog
 
 __all__ = ["fuzz"]
@@ -46,7 +48,7 @@ _KINDS: dict[str, tuple[Kind, ...]] = {
 }
 
 
-def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> dict[str, Any]:
+def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> Summary:
     from agentfuzz.workers import run_sharded
 
     return run_sharded(config, workers, watch)
@@ -255,11 +257,11 @@ def fuzz(
         total = max_examples * len(modes) * len(config.kinds) * max(workers, 1)
         gap = HEARTBEAT_GAP if workers > 1 else 0.0
         with Watch(err, total, quiet, gap) as watch, sigterm_as_interrupt():
-            data = _campaign(config, workers, watch)
-    summary(Console(), data)
+            done = _campaign(config, workers, watch)
+    summary(Console(), done)
     # For machines: the same summary as data, beside the bundles.
-    (out / "summary.json").write_text(json.dumps(data, indent=2) + "\n")
-    _exit_for(data)
+    (out / "summary.json").write_text(json.dumps(done.dump(), indent=2) + "\n")
+    _exit_for(done)
 
 
 def _conflicts(
@@ -294,7 +296,7 @@ def _chosen_oracles(only: str | None, skip: str | None) -> tuple[list[str] | Non
     return selected, skipped
 
 
-def _campaign(config: FuzzConfig, workers: int, watch: Progress) -> dict[str, Any]:
+def _campaign(config: FuzzConfig, workers: int, watch: Progress) -> Summary:
     """Run the campaign and return its summary: whatever ended it, what it found is in it."""
     if workers > 1:
         return _sharded(config, workers, watch)
@@ -309,21 +311,21 @@ def _campaign(config: FuzzConfig, workers: int, watch: Progress) -> dict[str, An
     return report.summary()
 
 
-def _exit_for(data: dict[str, Any]) -> NoReturn:
+def _exit_for(done: Summary) -> NoReturn:
     """The documented exit code for a finished run's summary, with its one line if any."""
-    if data["not_served"]:
+    if done.not_served:
         # Repros written so far stay on disk; the run itself tested nothing.
         fail(
             EXIT_USAGE,
-            f"every request was answered {data['not_served']}: nothing was tested "
+            f"every request was answered {done.not_served}: nothing was tested "
             "(check --base-url, --api-key, --model)",
         )
-    if data["findings"]:
+    if done.findings:
         raise Exit(EXIT_FOUND, "")
-    failed = data.get("failed_shards") or []
-    if failed and len(failed) == data["shards"] and all(f["unreachable"] for f in failed):
-        fail(EXIT_UNREACHABLE, str(data["unreachable"]))
-    if data.get("error") or failed:
+    failed = done.failed_shards
+    if failed and len(failed) == done.shards and all(f.unreachable for f in failed):
+        fail(EXIT_UNREACHABLE, str(done.unreachable))
+    if done.error or failed:
         # The summary above says what broke; nothing was found before it did.
         fail(EXIT_USAGE, "")
     raise Exit(EXIT_CLEAN, "")

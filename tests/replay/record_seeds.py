@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agentfuzz import oracles
 from agentfuzz.cassette_codec import Recorded, write_cassette
-from agentfuzz.engine import ALL_MODES
+from agentfuzz.config import ALL_MODES
 from agentfuzz.history import Api, Tool
 from agentfuzz.plan import Plan, Policy, Step
 from agentfuzz.reference import PROFILES, serve_in_thread

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from agentfuzz.cli import main
-from agentfuzz.engine import ALL_MODES
+from agentfuzz.config import ALL_MODES
 from agentfuzz.reference import PROFILES
 from agentfuzz.replay import replay_cassette
 

@@ -35,6 +35,8 @@ LAYERS = {
     "cassette_codec": 7,
     "reduce_captured": 7,
     "options": 1,
+    "config": 2,
+    "summary": 1,
     "passes": 7,
     "workers": 8,
     "_shard": 8,

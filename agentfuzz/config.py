@@ -1,0 +1,68 @@
+"""What one ``agentfuzz fuzz`` run does, as typed data: serialised for ``--workers`` shards by
+pydantic (the API key and the proxy's live backend log never are), read back the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentfuzz.history import Api
+from agentfuzz.profiles import Profile
+
+__all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "ShardSpec"]
+
+Mode = tuple[Api, bool]
+ALL_MODES: tuple[Mode, ...] = (
+    ("chat", False),
+    ("chat", True),
+    ("responses", False),
+    ("responses", True),
+)
+# What an example is: one generated request, or a whole session driven by the server's answers.
+Kind = Literal["synthetic", "session"]
+
+
+class FuzzConfig(BaseModel):
+    """What one ``agentfuzz fuzz`` run does."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str
+    model: str
+    profile: Profile
+    out: Path
+    modes: tuple[Mode, ...] = ALL_MODES
+    kinds: tuple[Kind, ...] = ("synthetic",)
+    # Never serialised: a shard reads it from its environment.
+    api_key: str | None = Field(default=None, exclude=True, repr=False)
+    max_examples: int = 100
+    seed: int | None = None
+    # Tries per judgement: a number, or "auto" to measure each failure's rate and derive it.
+    trials: int | Literal["auto"] = 1
+    only: tuple[str, ...] | None = None
+    skip: tuple[str, ...] = ()
+    timeout: float = 60.0
+    database: Path | None = Path(".agentfuzz/examples")
+    # Write every example (one request) or session (its requests) as a cassette here.
+    record: Path | None = None
+    # Run the campaign through cassettes in this folder, under a vcrpy record mode.
+    cassette: Path | None = None
+    record_mode: str = "once"
+    # Seconds the run may take: past them it stops at its next example or shrink step.
+    max_time: float | None = None
+    # Proxy mode: the ``target.BackendLog`` of the backend behind the proxy at base_url
+    # (proxy_fidelity reads it); a live object, so never serialised.
+    backend: Any = Field(default=None, exclude=True)
+    # Send every request a second time with ``stream`` flipped, for stream_divergence (2x cost).
+    differential: bool = False
+
+
+class ShardSpec(BaseModel):
+    """A ``--workers N`` campaign as its shards read it: the configuration (paths absolute) and
+    which shards each pytest item runs."""
+
+    config: FuzzConfig
+    workers: int
+    groups: list[list[int]]

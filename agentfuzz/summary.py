@@ -1,0 +1,69 @@
+"""The run summary as typed data: what ``summary.json`` holds, what a shard hands the merge.
+
+One model for one run and for the merge of ``--workers`` shards; the merge-only fields
+(``unreachable``, ``shards``, ``failed_shards``) are written only by a merge, and a shard's own
+``failed`` (why it ended without its summary) is never written at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["FailedShard", "FindingRow", "Summary", "TurnRow"]
+
+
+class FindingRow(BaseModel):
+    """One distinct failure: what fired, how small its repro is, how often it reproduced."""
+
+    oracle: str
+    signature: str
+    message: str
+    size: int
+    reproduced: str
+    flaky: bool = False
+    bundle: str
+
+
+class TurnRow(BaseModel):
+    """Sessions that reached a turn number, and sessions whose turn failed there."""
+
+    reached: int = 0
+    failed: int = 0
+
+
+class FailedShard(BaseModel):
+    shard: int
+    why: str
+    unreachable: bool = False
+
+
+_MERGE_ONLY = {"unreachable", "shards", "failed_shards"}
+
+
+class Summary(BaseModel):
+    """A run's summary; every field has the value an empty run has."""
+
+    findings: list[FindingRow] = []
+    examples: dict[str, int] = {}
+    requests: int = 0
+    elapsed_s: float = 0.0
+    examples_per_s: float | None = None
+    session_turns: dict[str, TurnRow] = {}
+    stopped_answering: bool = False
+    interrupted: bool = False
+    out_of_time: bool = False
+    not_served: str | None = None
+    error: str | None = None
+    # --workers: the reason the target could not be reached, the shards, those that failed.
+    unreachable: str | None = None
+    shards: int | None = None
+    failed_shards: list[FailedShard] = []
+    # One shard's, in memory only: why it ended without its own summary (or broke).
+    failed: str | None = Field(default=None, exclude=True)
+
+    def dump(self) -> dict[str, Any]:
+        """As ``summary.json`` holds it."""
+        exclude = set() if self.shards is not None else _MERGE_ONLY
+        return self.model_dump(mode="json", exclude=exclude)
