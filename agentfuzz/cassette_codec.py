@@ -12,6 +12,7 @@ reached the backend behind the proxy; with ``--differential`` the ``twin``: the 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 from collections.abc import Sequence
@@ -33,7 +34,15 @@ from agentfuzz.transport.cassette import (
     save_cassette,
 )
 
-__all__ = ["Recorded", "RecordedTurn", "load_turns", "read_turns", "verdict", "write_cassette"]
+__all__ = [
+    "Recorded",
+    "RecordedTurn",
+    "load_turns",
+    "read_turns",
+    "record_example",
+    "verdict",
+    "write_cassette",
+]
 
 try:
     VERSION = importlib.metadata.version("agentfuzz")
@@ -130,6 +139,24 @@ def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, An
         turns.append(turn)
     save_cassette(cassette, {"agentfuzz": {"version": VERSION, **about, "turns": turns}})
     return path
+
+
+def record_example(folder: Path, recorded: Sequence[Recorded], about: dict[str, Any]) -> None:
+    """``fuzz --record``: one example's (or session's) answered exchanges as one cassette in
+    ``folder``, named by its kind, mode and a digest of the bytes sent (the same requests give
+    the same name); nothing when none was answered."""
+    recorded = [r for r in recorded if r.observation.exchange.status is not None]
+    if not recorded:
+        return
+    first = recorded[0].case
+    digest = hashlib.sha1()
+    for item in recorded:
+        # The bytes sent: LiveTransport sends exactly json.dumps of the request.
+        digest.update(json.dumps(item.observation.exchange.request).encode())
+    mode = f"{first.api}-{'stream' if first.stream else 'no-stream'}"
+    about = about | {"api": first.api, "stream": first.stream}
+    name = f"{about['kind']}-{mode}-{digest.hexdigest()[:12]}.yaml"
+    write_cassette(folder / name, recorded, about)
 
 
 def _turns(path: Path, about: dict[str, Any], count: int) -> list[dict[str, Any]]:

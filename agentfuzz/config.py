@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentfuzz.history import Api
 from agentfuzz.profiles import Profile
 
-__all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "ShardSpec"]
+__all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "ShardSpec", "label", "slug"]
 
 Mode = tuple[Api, bool]
 ALL_MODES: tuple[Mode, ...] = (
@@ -20,6 +20,20 @@ ALL_MODES: tuple[Mode, ...] = (
     ("responses", False),
     ("responses", True),
 )
+
+
+def label(mode: Mode) -> str:
+    """How a mode is named in progress and in the summary: ``chat/stream``."""
+    api, stream = mode
+    return f"{api}/{'stream' if stream else 'no-stream'}"
+
+
+def slug(mode: Mode) -> str:
+    """How a mode is named in file names: ``chat-stream``."""
+    api, stream = mode
+    return f"{api}-{'stream' if stream else 'no-stream'}"
+
+
 # What an example is: one generated request, or a whole session driven by the server's answers.
 Kind = Literal["synthetic", "session"]
 

@@ -14,8 +14,6 @@ what the report says.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import time
 import traceback
 from collections.abc import Callable
@@ -23,19 +21,18 @@ from typing import Any
 
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.cassette_codec import Recorded, write_cassette
-from agentfuzz.config import FuzzConfig, Kind, Mode
-from agentfuzz.findings import Finding, FindingStore, Report, Status, TurnTable
+from agentfuzz.cassette_codec import Recorded, record_example
+from agentfuzz.config import FuzzConfig, Kind, Mode, label, slug
+from agentfuzz.findings import Finding, FindingStore, Report, TurnTable
 from agentfuzz.history import Case
 from agentfuzz.judge import Judge, Verdict, same_failure
+from agentfuzz.meter import Meter, Progress
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.passes import (
     Diverged,
-    Interrupted,
     OutOfTime,
     TargetGone,
-    failure,
-    run_pass,
+    fuzz_mode,
     same_questions,
 )
 from agentfuzz.plan import Plan
@@ -48,60 +45,8 @@ from agentfuzz.trials import MEASURE_TRIES, tries_for
 
 __all__ = ["Progress", "RunBroke", "run"]
 
-
-def _label(mode: Mode) -> str:
-    """How a mode is named in progress and in the summary: ``chat/stream``."""
-    api, stream = mode
-    return f"{api}/{'stream' if stream else 'no-stream'}"
-
-
-Progress = Callable[[Status], None]
-MAX_PASSES = 8
 # The clock the deadline is read from (tests move it to stop a run inside a chosen stage).
 _clock = time.monotonic
-
-
-class _Meter:
-    """Counts examples over the whole run, hands the progress callback a ``Status``, and halts
-    the run, before its next request, once asked to stop or out of time."""
-
-    def __init__(
-        self,
-        store: FindingStore,
-        progress: Progress,
-        stop: Callable[[], bool] = lambda: False,
-        deadline: float | None = None,
-    ) -> None:
-        self.store, self.progress, self.stop, self.deadline = store, progress, stop, deadline
-        self.examples = 0
-        # Examples per mode, counted as they run: a run cut short still reports them.
-        self.by_phase: dict[str, int] = {}
-        self.phase, self.stage = "", ""
-
-    def example(self, phase: str) -> None:
-        self.halt()
-        self.examples += 1
-        self.by_phase[phase] = self.by_phase.get(phase, 0) + 1
-        self.phase = phase
-        self.progress(self.store.status(phase, self.examples, self.stage))
-
-    def step(self, phase: str) -> None:
-        """A request that is not an example: a shrink or confirmation try."""
-        self.halt()
-        self.phase = phase
-        self.progress(self.store.status(phase, self.examples, self.stage))
-
-    def enter(self, stage: str, phase: str | None = None) -> None:
-        """The run moves on to ``stage`` (of ``phase``); a display hears of it at once."""
-        if (stage, phase or self.phase) != (self.stage, self.phase):
-            self.stage, self.phase = stage, phase or self.phase
-            self.progress(self.store.status(self.phase, self.examples, stage))
-
-    def halt(self) -> None:
-        if self.stop():
-            raise Interrupted
-        if self.deadline is not None and _clock() > self.deadline:
-            raise OutOfTime
 
 
 class _Run:
@@ -109,7 +54,7 @@ class _Run:
     judge (every request the judge sends passes ``_observe``; every verdict it gives, ``_seen``)."""
 
     def __init__(
-        self, config: FuzzConfig, target: Target, store: FindingStore, meter: _Meter
+        self, config: FuzzConfig, target: Target, store: FindingStore, meter: Meter
     ) -> None:
         self.config, self.target, self.store, self.meter = config, target, store, meter
         self.report = Report()
@@ -122,11 +67,51 @@ class _Run:
             seen=self._seen,
         )
 
+    def execute(self) -> Exception | None:
+        """Run the campaign; however it ends, the report says how (see ``run``). A bug of ours
+        is returned, for ``run`` to raise with the report."""
+        target, report = self.target, self.report
+        replaying = self.config.cassette is not None
+        try:
+            with same_questions() if replaying else contextlib.nullcontext():
+                self.campaign()
+        except Diverged as diverged:
+            # Findings so far are on disk; the replay itself cannot go on.
+            target.close()
+            raise NotInCassette(str(diverged)) from None
+        except TargetGone as gone:
+            if target.last_answered is None:
+                raise TargetUnreachable(str(gone)) from None
+            report.stopped_answering = True
+            case, obs = target.last_answered
+            crash = Violation(
+                "error",
+                "the server stopped answering after this request",
+                evidence=str(gone),
+                signature="error:stopped_answering",
+            )
+            self.store.offer(crash, case, obs)
+        except OutOfTime:
+            report.out_of_time = True
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM in this thread, or stop() (Interrupted)
+            report.interrupted = True
+        except Exception as exc:  # a bug of ours: returned, with the report of what was found
+            report.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            report.traceback = traceback.format_exc()
+            return exc
+        finally:
+            report.examples = dict(self.meter.by_phase)
+            report.calls = target.calls
+            if target.answered and target.not_served == target.answered:
+                report.not_served = target.last_not_served.strip()
+            target.close()
+        return None
+
     def campaign(self) -> None:
         """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
         for mode in self.config.modes:
             for kind in self.config.kinds:  # in the order given: shards start on different kinds
-                with self._tape(f"{kind}-{_slug(mode)}"):
+                with self._tape(f"{kind}-{slug(mode)}"):
                     if kind == "synthetic":
                         self._synthetic(mode)
                     else:
@@ -144,47 +129,31 @@ class _Run:
 
     def _fuzz_mode(
         self,
-        label: str,
+        phase: str,
         strategy: SearchStrategy[Any],
         judge: Callable[[Any], list[Violation]],
         db_key: str,
         on_pass: Callable[[], None] = lambda: None,
     ) -> None:
-        """Fuzz one api/stream mode with ``strategy``; the meter counts its examples as ``label``.
+        """Fuzz one api/stream mode in passes (``passes.fuzz_mode``); the meter counts its
+        examples as ``phase``."""
+        meter, config = self.meter, self.config
 
-        Hypothesis stops generating soon after its first failures, and only the first failure an
-        example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
-        failures no earlier pass has shrunk, and passes go on while they find new ones. The last
-        pass finds nothing new, so it has explored ``max_examples`` examples in full, and it never
-        shrinks: what it measures (the session turn table) is an unbiased sample.
-        """
-        shrunk: set[tuple[str, str]] = set()
-        raised: set[tuple[str, str]] = set()
-
-        def check(example: Any) -> None:
-            self.meter.example(label)
-            fresh = [v for v in judge(example) if v.key not in shrunk]
-            if fresh:
-                raised.add(fresh[0].key)
-                self.meter.enter("shrink")
-                raise failure(fresh[0])
-
-        for number in range(MAX_PASSES):
-            before = len(raised)
+        def new_pass(number: int) -> None:
             on_pass()
-            self.meter.enter("generate" if number == 0 else "target", label)
-            seed = None if self.config.seed is None else self.config.seed + number
-            run_pass(
-                strategy,
-                check,
-                max_examples=self.config.max_examples,
-                seed=seed,
-                database=self.config.database,
-                db_key=db_key,
-            )
-            shrunk |= raised
-            if len(raised) == before:
-                break
+            meter.enter("generate" if number == 0 else "target", phase)
+
+        fuzz_mode(
+            strategy,
+            judge,
+            on_example=lambda: meter.example(phase),
+            on_failure=lambda: meter.enter("shrink"),
+            on_pass=new_pass,
+            max_examples=config.max_examples,
+            seed=config.seed,
+            database=config.database,
+            db_key=db_key,
+        )
 
     def _db_key(self, mode: Mode, kind: Kind) -> str:
         api, stream = mode
@@ -195,7 +164,7 @@ class _Run:
     def _synthetic(self, mode: Mode) -> None:
         api, stream = mode
         self._fuzz_mode(
-            _label(mode),
+            label(mode),
             cases(self.config.profile, api, stream),
             self._tried(self._judge),
             self._db_key(mode, "synthetic"),
@@ -206,7 +175,7 @@ class _Run:
         api, stream = mode
         tally: TurnTable = {}
         self._fuzz_mode(
-            f"session {_label(mode)}",
+            f"session {label(mode)}",
             plans(self.config.profile, api, stream, self.config.modes),
             self._tried(lambda plan: self._run_plan(plan, tally)),
             self._db_key(mode, "session"),
@@ -266,26 +235,10 @@ class _Run:
 
     def _record(self, kind: Kind, recorded: list[Recorded]) -> None:
         """With ``--record``, write one example's or session's exchanges as one cassette."""
-        config = self.config
-        recorded = [r for r in recorded if r.observation.exchange.status is not None]
-        if config.record is None or not recorded:
-            return
-        first = recorded[0].case
-        digest = hashlib.sha1()
-        for item in recorded:
-            # The bytes sent: LiveTransport sends exactly json.dumps of the request.
-            digest.update(json.dumps(item.observation.exchange.request).encode())
-        mode = f"{first.api}-{'stream' if first.stream else 'no-stream'}"
-        about = {
-            "target": self.target.base_url,
-            "model": self.target.model,
-            "profile": config.profile.name,
-            "kind": kind,
-            "api": first.api,
-            "stream": first.stream,
-        }
-        path = config.record / f"{kind}-{mode}-{digest.hexdigest()[:12]}.yaml"
-        write_cassette(path, recorded, about)
+        if self.config.record is not None:
+            about = {"target": self.target.base_url, "model": self.target.model}
+            about |= {"profile": self.config.profile.name, "kind": kind}
+            record_example(self.config.record, recorded, about)
 
     def _tries(self, finding: Finding | None = None) -> int:
         """Tries per judgement: ``--trials K``, or under ``auto`` what the rate measured needs."""
@@ -347,13 +300,8 @@ class _Run:
         config = self.config
         if config.cassette is None:
             return contextlib.nullcontext()
-        about = {
-            "target": self.target.base_url,
-            "model": self.target.model,
-            "profile": config.profile.name,
-            "seed": config.seed,
-            "part": part,
-        }
+        about: dict[str, Any] = {"target": self.target.base_url, "model": self.target.model}
+        about |= {"profile": config.profile.name, "seed": config.seed, "part": part}
         return self.target.cassette(config.cassette / f"{part}.yaml", about)
 
 
@@ -364,11 +312,6 @@ class RunBroke(Exception):
     def __init__(self, report: Report) -> None:
         super().__init__(report.error)
         self.report = report
-
-
-def _slug(mode: Mode) -> str:
-    api, stream = mode
-    return f"{api}-{'stream' if stream else 'no-stream'}"
 
 
 def run(
@@ -401,44 +344,10 @@ def run(
     )
     store = FindingStore(config.out)
     deadline = None if config.max_time is None else started + config.max_time
-    meter = _Meter(store, progress, stop, deadline)
+    meter = Meter(store, progress, stop, deadline, clock=lambda: _clock())
     fuzz = _Run(config, target, store, meter)
+    broke = fuzz.execute()
     report = fuzz.report
-    steady = same_questions() if config.cassette is not None else contextlib.nullcontext()
-    broke: Exception | None = None
-    try:
-        with steady:
-            fuzz.campaign()
-    except Diverged as diverged:
-        # Findings so far are on disk; the replay itself cannot go on.
-        target.close()
-        raise NotInCassette(str(diverged)) from None
-    except TargetGone as gone:
-        if target.last_answered is None:
-            raise TargetUnreachable(str(gone)) from None
-        report.stopped_answering = True
-        case, obs = target.last_answered
-        crash = Violation(
-            "error",
-            "the server stopped answering after this request",
-            evidence=str(gone),
-            signature="error:stopped_answering",
-        )
-        store.offer(crash, case, obs)
-    except OutOfTime:
-        report.out_of_time = True
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM in this thread, or stop() (Interrupted)
-        report.interrupted = True
-    except Exception as exc:  # a bug of ours: raised below, with the report of what was found
-        report.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-        report.traceback = traceback.format_exc()
-        broke = exc
-    finally:
-        report.examples = dict(meter.by_phase)
-        report.calls = target.calls
-        if target.answered and target.not_served == target.answered:
-            report.not_served = target.last_not_served.strip()
-        target.close()
     report.findings = sorted(store.by_key.values(), key=lambda f: f.violation.key)
     report.elapsed = _clock() - started
     if broke is not None:

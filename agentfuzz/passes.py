@@ -14,7 +14,7 @@ failing examples at the end of a pass does it collect whatever each one raises, 
 into one ``BaseExceptionGroup``; ``run_pass`` takes such a group apart and re-raises the halt alone.
 
 ``same_questions`` makes generation a function of the seed alone, for campaigns replayed from
-cassettes.
+cassettes. ``fuzz_mode`` runs the passes of one api/stream mode.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ __all__ = [
     "OutOfTime",
     "TargetGone",
     "failure",
+    "fuzz_mode",
     "run_pass",
     "same_questions",
 ]
@@ -179,3 +180,55 @@ def same_questions() -> Iterator[None]:
     finally:
         providers._get_local_constants = collector
         providers.CONSTANTS_CACHE = cache
+
+
+MAX_PASSES = 8
+
+
+def fuzz_mode(
+    strategy: SearchStrategy[Any],
+    judge: Callable[[Any], list[Violation]],
+    *,
+    on_example: Callable[[], None],
+    on_failure: Callable[[], None],
+    on_pass: Callable[[int], None],
+    max_examples: int,
+    seed: int | None,
+    database: Path | None,
+    db_key: str,
+) -> None:
+    """Fuzz one mode with ``strategy``, ``judge`` giving each example's violations.
+
+    Hypothesis stops generating soon after its first failures, and only the first failure an
+    example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
+    failures no earlier pass has shrunk, and passes go on while they find new ones. The last
+    pass finds nothing new, so it has explored ``max_examples`` examples in full, and it never
+    shrinks: what it measures (the session turn table) is an unbiased sample. ``on_example``
+    hears of each example before it is judged, ``on_failure`` of each fresh failure raised,
+    ``on_pass`` of each pass (by number, from 0) before it starts.
+    """
+    shrunk: set[tuple[str, str]] = set()
+    raised: set[tuple[str, str]] = set()
+
+    def check(example: Any) -> None:
+        on_example()
+        fresh = [v for v in judge(example) if v.key not in shrunk]
+        if fresh:
+            raised.add(fresh[0].key)
+            on_failure()
+            raise failure(fresh[0])
+
+    for number in range(MAX_PASSES):
+        before = len(raised)
+        on_pass(number)
+        run_pass(
+            strategy,
+            check,
+            max_examples=max_examples,
+            seed=None if seed is None else seed + number,
+            database=database,
+            db_key=db_key,
+        )
+        shrunk |= raised
+        if len(raised) == before:
+            break

@@ -38,6 +38,7 @@ LAYERS = {
     "config": 2,
     "summary": 1,
     "passes": 7,
+    "meter": 7,
     "workers": 8,
     "_shard": 8,
     "_progress": 8,
