@@ -18,14 +18,12 @@ import yaml
 from vcr.cassette import Cassette
 
 from agentfuzz.replay import cassette_files
+from agentfuzz.transport._cassette_format import _config, _Parsed, _ReadableYaml
+from agentfuzz.transport._cassette_format import vcr_request as _vcr_request
 from agentfuzz.transport._yaml import SafeLoader
 from agentfuzz.transport.cassette import (
     CassetteTransport,
     ReplayTransport,
-    _config,
-    _Parsed,
-    _ReadableYaml,
-    _vcr_request,
     interaction_of,
     load_cassette,
     new_cassette,
