@@ -1,5 +1,6 @@
 """`fuzz --record` writes every example and session as a cassette; replay gives the same verdicts;
-a bundle's test_repro.py passes offline, fails live against the bug and passes once it is fixed."""
+a bundle's test_repro.py, and a folder of bundles collected by the plugin, pass offline, fail live
+against the bug and pass once it is fixed."""
 
 from __future__ import annotations
 
@@ -38,9 +39,9 @@ def test_record_then_replay_with_the_server_gone(tmp_path: Path) -> None:
     assert code == 1 and "[recorded:" not in whole
 
 
-def _pytest(test_file: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _pytest(test_file: Path, env: dict[str, str], *more: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file), *more],
         cwd=test_file.parent,
         env={**os.environ, **env},
         capture_output=True,
@@ -71,3 +72,13 @@ def test_a_bundles_test_file_documents_the_bug_and_becomes_its_regression_test(
         assert "empty_turn still fires" in against_bug.stdout
         against_fix = _pytest(test_file, {"AGENTFUZZ_BASE_URL": fixed})
         assert against_fix.returncode == 0, against_fix.stdout
+        # The whole output folder: each bundle one item (its repro.json), no test_repro.py twice.
+        bundles = sorted(p.parent.name for p in out.glob("*/repro.json"))
+        folder = _pytest(out, clean, "-vv")
+        assert folder.returncode == 0, folder.stdout
+        assert f"{len(bundles)} passed" in folder.stdout and "test_repro.py" not in folder.stdout
+        assert all(f"repro.json::bundle {name} PASSED" in folder.stdout for name in bundles)
+        live = _pytest(out, {"AGENTFUZZ_BASE_URL": buggy}, "-k", bundle.name)
+        assert live.returncode == 1 and "empty_turn still fires" in live.stdout
+        fixed_now = _pytest(out, {"AGENTFUZZ_BASE_URL": fixed}, "-k", bundle.name)
+        assert fixed_now.returncode == 0, fixed_now.stdout

@@ -45,6 +45,8 @@ LAYERS = {
     "cli": 8,
     "pytest_plugin": 8,
     "pytest_campaign": 8,
+    "pytest_items": 8,
+    "pytest_fixtures": 8,
     "__init__": 8,
     "__main__": 8,
 }
@@ -108,7 +110,8 @@ def _modules(path: Path) -> set[str]:
 
 
 # The faces and what findings and bundles are made of: the transport's errors at most.
-_ERRORS_ONLY = ("cli", "pytest_plugin", "pytest_campaign", "reduce_captured", "findings", "repro")
+_PYTEST = ("pytest_plugin", "pytest_campaign", "pytest_items", "pytest_fixtures")
+_ERRORS_ONLY = ("cli", *_PYTEST, "reduce_captured", "findings", "repro")
 
 
 def test_faces_findings_and_bundles_use_no_transport_but_its_errors() -> None:
@@ -142,7 +145,7 @@ def _dotted(path: Path) -> set[str]:
     return found
 
 
-_FACES = ("cli", "pytest_plugin", "pytest_campaign")
+_FACES = ("cli", *_PYTEST)
 
 
 def test_faces_use_neither_the_dialects_nor_the_oracles_nor_the_transport() -> None:
