@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -177,91 +178,98 @@ def _proxy_mode(
     "with --workers 1.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def fuzz(
-    base_url: str | None,
-    model: str | None,
-    api_key: str | None,
-    api: str | None,
-    stream: bool | None,
-    mode: str,
-    profile: str,
-    serve: str | None,
-    backend: str | None,
-    backend_port: int | None,
-    max_examples: int,
-    seed: int | None,
-    out: Path,
-    max_time: float | None,
-    workers: int,
-    trials: str,
-    only: str | None,
-    skip: str | None,
-    timeout: float,
-    record: Path | None,
-    cassette: Path | None,
-    record_mode: str | None,
-    differential: bool,
-    quiet: bool,
-) -> None:
+def fuzz(**given: Any) -> None:
     """Generate agent histories, send them, check every answer, shrink and write repros."""
-    base_url = checked_url(base_url)
-    _conflicts(workers, cassette, differential, backend, backend_port, base_url, serve)
-    if record_mode is not None and cassette is None:
+    _fuzz(_Options(**given))
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The command line of ``agentfuzz fuzz``, as click parsed it."""
+
+    base_url: str | None
+    model: str | None
+    api_key: str | None
+    api: str | None
+    stream: bool | None
+    mode: str
+    profile: str
+    serve: str | None
+    backend: str | None
+    backend_port: int | None
+    max_examples: int
+    seed: int | None
+    out: Path
+    max_time: float | None
+    workers: int
+    trials: str
+    only: str | None
+    skip: str | None
+    timeout: float
+    record: Path | None
+    cassette: Path | None
+    record_mode: str | None
+    differential: bool
+    quiet: bool
+
+
+def _fuzz(o: _Options) -> None:
+    base_url = checked_url(o.base_url)
+    _conflicts(o.workers, o.cassette, o.differential, o.backend, o.backend_port, base_url, o.serve)
+    if o.record_mode is not None and o.cassette is None:
         fail(EXIT_USAGE, "--record-mode needs --cassette DIR")
-    trial_count = trials_of(trials)
-    api_key = checked_key(api_key)
-    if model is not None and not model.strip():
+    if o.model is not None and not o.model.strip():
         fail(EXIT_USAGE, "--model: empty model name")
-    fuzz_profile = load_profile(profile)
-    modes = tuple(m for m in ALL_MODES if (api in (None, m[0])) and (stream in (None, m[1])))
-    selected, skipped = _chosen_oracles(only, skip)
-    writable_out(out)
-    if record is not None:
-        writable_out(record, "--record")
-    mode_of_tapes = record_mode or "once"
-    recorded = None if cassette is None else _replay_only(cassette, mode_of_tapes)
-    replay_only = recorded is not None
-    if cassette is not None and not replay_only:
-        writable_out(cassette, "--cassette")
-    err = Console(stderr=True)
+    modes = tuple(m for m in ALL_MODES if o.api in (None, m[0]) and o.stream in (None, m[1]))
+    selected, skipped = _chosen_oracles(o.only, o.skip)
+    fields: dict[str, Any] = {
+        "profile": load_profile(o.profile),
+        "api_key": checked_key(o.api_key),
+        "trials": trials_of(o.trials),
+        "modes": modes,
+        "kinds": _KINDS[o.mode],
+        "only": selected,
+        "skip": skipped,
+        "record_mode": o.record_mode or "once",
+    }
+    fields |= {k: getattr(o, k) for k in _PASSED_ON}
+    writable_out(o.out)
+    if o.record is not None:
+        writable_out(o.record, "--record")
+    recorded = None if o.cassette is None else _replay_only(o.cassette, fields["record_mode"])
+    if o.cassette is not None and recorded is None:
+        writable_out(o.cassette, "--cassette")
     about = recorded or {}
     target = about.get("target") if isinstance(about.get("target"), str) else None
-    recorded_url = (target or "http://cassette.invalid/v1") if replay_only else None
+    recorded_url = (target or "http://cassette.invalid/v1") if recorded is not None else None
     with (
-        _backend(backend, backend_port or 0, quiet) as backend_log,
-        reference_server(base_url, serve, recorded=recorded_url) as url,
+        _backend(o.backend, o.backend_port or 0, o.quiet) as backend_log,
+        reference_server(base_url, o.serve, recorded=recorded_url) as url,
     ):
         recorded_model = about.get("model") if isinstance(about.get("model"), str) else None
-        name = model or recorded_model or first_model_of(url, api_key, timeout)
-        config = FuzzConfig(
-            base_url=url,
-            model=name,
-            profile=fuzz_profile,
-            out=out,
-            modes=modes,
-            kinds=_KINDS[mode],
-            api_key=api_key,
-            max_examples=max_examples,
-            seed=seed,
-            trials=trial_count,
-            only=selected,
-            skip=skipped,
-            timeout=timeout,
-            record=record,
-            cassette=cassette,
-            record_mode=mode_of_tapes,
-            max_time=max_time,
-            backend=backend_log,
-            differential=differential,
-        )
-        total = max_examples * len(modes) * len(config.kinds) * max(workers, 1)
-        gap = HEARTBEAT_GAP if workers > 1 else 0.0
-        with Watch(err, total, quiet, gap) as watch, sigterm_as_interrupt():
-            done = _campaign(config, workers, watch)
+        name = o.model or recorded_model or first_model_of(url, fields["api_key"], o.timeout)
+        config = FuzzConfig(base_url=url, model=name, backend=backend_log, **fields)
+        total = o.max_examples * len(modes) * len(config.kinds) * max(o.workers, 1)
+        gap = HEARTBEAT_GAP if o.workers > 1 else 0.0
+        with Watch(Console(stderr=True), total, o.quiet, gap) as watch, sigterm_as_interrupt():
+            done = _campaign(config, o.workers, watch)
     summary(Console(), done)
     # For machines: the same summary as data, beside the bundles.
-    (out / "summary.json").write_text(json.dumps(done.dump(), indent=2) + "\n")
+    (o.out / "summary.json").write_text(json.dumps(done.dump(), indent=2) + "\n")
     _exit_for(done)
+
+
+# Options that go into the configuration as they are.
+_PASSED_ON = (
+    "out",
+    "max_examples",
+    "seed",
+    "timeout",
+    "record",
+    "cassette",
+    "max_time",
+    "differential",
+)
 
 
 def _conflicts(
