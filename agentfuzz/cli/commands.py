@@ -4,6 +4,7 @@ offline, and a captured failure cut down to its smallest request."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -26,6 +27,10 @@ from agentfuzz.cli._common import (
 from agentfuzz.cli._group import cli
 from agentfuzz.profiles import load_profile
 from agentfuzz.transport.errors import CassetteError, NotInCassette
+
+if TYPE_CHECKING:
+    from agentfuzz.history import Case
+    from agentfuzz.reduce_captured import Reduction
 
 __all__ = ["reduce", "replay", "serve"]
 
@@ -121,13 +126,7 @@ def reduce(
     JSONL session of request bodies (the last failing one is reduced). Exit 1 with a bundle
     when reduced, 0 when nothing in FILE fails on the target.
     """
-    from agentfuzz.reduce_captured import (
-        InputError,
-        NothingToReduce,
-        captured_cases,
-        reduce_input,
-        write_reduction,
-    )
+    from agentfuzz.reduce_captured import NothingToReduce, reduce_input, write_reduction
     from agentfuzz.target import Target
 
     if oracle is not None:
@@ -138,16 +137,7 @@ def reduce(
         fail(EXIT_USAGE, "--serve starts the reference server only when --base-url is absent")
     api_key = checked_key(api_key)
     honours = load_profile(profile).server_honours_seed
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(EXIT_USAGE, f"{file}: cannot read: {getattr(exc, 'strerror', None) or exc}")
-    try:
-        cases = captured_cases(text)
-    except InputError as exc:
-        fail(EXIT_USAGE, f"{file}: {exc}")
-    if not cases:
-        fail(EXIT_USAGE, f"{file}: holds no request")
+    cases = _captured(file)
     writable_out(out)
     with reference_server(base_url, serve) as url:
         name = model or first_model_of(url, api_key, timeout)
@@ -160,10 +150,32 @@ def reduce(
             raise Exit(EXIT_CLEAN, "") from None
         finally:
             target.close()
-    folder = write_reduction(out, reduction, str(file))
+    _say(reduction, len(cases), write_reduction(out, reduction, str(file)))
+    raise Exit(EXIT_FOUND, "")
+
+
+def _captured(file: Path) -> list[Case]:
+    """The cases ``file`` holds; exit 2 with one line when it cannot be read or holds none."""
+    from agentfuzz.reduce_captured import InputError, captured_cases
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(EXIT_USAGE, f"{file}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        cases = captured_cases(text)
+    except InputError as exc:
+        fail(EXIT_USAGE, f"{file}: {exc}")
+    if not cases:
+        fail(EXIT_USAGE, f"{file}: holds no request")
+    return cases
+
+
+def _say(reduction: Reduction, inputs: int, folder: Path) -> None:
+    """What ``reduce`` did, in the lines a person reads."""
     hits, total = reduction.rate
     v = reduction.violation
-    click.echo(f"confirmed: {v.oracle} on request {reduction.source + 1} of {len(cases)}")
+    click.echo(f"confirmed: {v.oracle} on request {reduction.source + 1} of {inputs}")
     click.echo(
         f"reduced: {reduction.original.history.size} -> {reduction.reduced.history.size} items "
         f"({reduction.tries} tries per candidate, {reduction.calls} target calls)"
@@ -173,4 +185,3 @@ def reduce(
         rate = "not measured (interrupted: the smallest failing request so far is written)"
     click.echo(f"reproduced: {rate} · {v.oracle}: {v.message}")
     click.echo(f"repro: {folder / 'repro.json'}")
-    raise Exit(EXIT_FOUND, "")
