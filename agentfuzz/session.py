@@ -137,16 +137,8 @@ def run_session(
         modified = calls != returned or dropped or made_up
         untouched = untouched and not modified
         kept = () if step.policy == "drop-call" else calls
-        text = obs.text if obs.text.strip() else None
-        reasoning = obs.reasoning if obs.reasoning.strip() else None
-        if reasoning is not None and obs.api == "responses":
-            # Its own item, under the server's id: an id the client made up is not passthrough.
-            if obs.reasoning_id is None:
-                untouched = False
-            items.append(ReasoningItem(text=reasoning, id=obs.reasoning_id))
-            reasoning = None
-        if kept or text is not None:
-            items.append(AssistantMessage(text=text, reasoning=reasoning, tool_calls=kept))
+        own_ids = _take_back(items, obs, kept)
+        untouched = untouched and own_ids
         if calls and step.policy != "drop-result":
             items.extend(
                 ToolResult(call_id=c.id, output=fake_result(step.result, c, number)) for c in calls
@@ -157,3 +149,19 @@ def run_session(
         else:
             owed_user = True
     return turns
+
+
+def _take_back(items: list[Item], obs: Observation, kept: tuple[ToolCall, ...]) -> bool:
+    """Append the server's answer to ``items`` as the client sends it back (its reasoning, its
+    text and the calls ``kept``); False when an id in it was made up by the client."""
+    own_ids = True
+    text = obs.text if obs.text.strip() else None
+    reasoning = obs.reasoning if obs.reasoning.strip() else None
+    if reasoning is not None and obs.api == "responses":
+        # Its own item, under the server's id: an id the client made up is not passthrough.
+        own_ids = obs.reasoning_id is not None
+        items.append(ReasoningItem(text=reasoning, id=obs.reasoning_id))
+        reasoning = None
+    if kept or text is not None:
+        items.append(AssistantMessage(text=text, reasoning=reasoning, tool_calls=kept))
+    return own_ids
