@@ -90,6 +90,42 @@ def _pairs(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in headers.multi_items() if k.lower() not in SECRET_HEADERS)
 
 
+class _Budget:
+    """What one answer may still take: ``timeout`` seconds from ``started`` and ``BODY_LIMIT``
+    bytes; ``spend`` raises ``_Overrun`` past either."""
+
+    def __init__(self, timeout: float, started: float) -> None:
+        self.timeout, self.deadline, self.size = timeout, started + timeout, 0
+
+    def spend(self, more: int) -> None:
+        self.size += more
+        if self.size > BODY_LIMIT:
+            raise _Overrun(f"ResponseTooLarge: more than {BODY_LIMIT} bytes")
+        if time.perf_counter() > self.deadline:
+            raise _Overrun(f"ReadTimeout: response not complete after {self.timeout:g}s")
+
+
+def _read_answer(
+    response: httpx.Response,
+    sse: bool,
+    budget: _Budget,
+    events: list[SSEEvent],
+    chunks: list[bytes],
+) -> None:
+    """Read ``response`` into ``events`` (an SSE stream) or ``chunks``, within ``budget``; what
+    was read stays there when reading stops early."""
+    if sse:
+        for event in EventSource(response).iter_sse():
+            # httpx-sse names unnamed events "message"; the wire had no name.
+            name = None if event.event == "message" else event.event
+            events.append(SSEEvent(name, event.data))
+            budget.spend(len(event.data) + _EVENT_OVERHEAD)
+    else:
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            budget.spend(len(chunk))
+
+
 class LiveTransport:
     """Sends requests to an OpenAI-compatible server over one pooled ``httpx.Client``."""
 
@@ -135,17 +171,7 @@ class LiveTransport:
         events: list[SSEEvent] = []
         failure: str | None = None
         started = time.perf_counter()
-        deadline = started + self.timeout
-        size = 0
-
-        def budget(more: int) -> None:
-            nonlocal size
-            size += more
-            if size > BODY_LIMIT:
-                raise _Overrun(f"ResponseTooLarge: more than {BODY_LIMIT} bytes")
-            if time.perf_counter() > deadline:
-                raise _Overrun(f"ReadTimeout: response not complete after {self.timeout:g}s")
-
+        budget = _Budget(self.timeout, started)
         try:
             asked = {_READ: read} if self.recording else None
             with self._client.stream(
@@ -154,16 +180,8 @@ class LiveTransport:
                 status, reason = response.status_code, response.reason_phrase
                 answer_headers = response.headers
                 content_type = response.headers.get("content-type", "")
-                if stream and content_type.partition(";")[0].strip() == "text/event-stream":
-                    for sse in EventSource(response).iter_sse():
-                        # httpx-sse names unnamed events "message"; the wire had no name.
-                        name = None if sse.event == "message" else sse.event
-                        events.append(SSEEvent(name, sse.data))
-                        budget(len(sse.data) + _EVENT_OVERHEAD)
-                else:
-                    for chunk in response.iter_bytes():
-                        chunks.append(chunk)
-                        budget(len(chunk))
+                sse = stream and content_type.partition(";")[0].strip() == "text/event-stream"
+                _read_answer(response, sse, budget, events, chunks)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise TargetUnreachable(f"cannot connect to {self.base_url}: {_reason(exc)}") from None
         except httpx.HTTPError as exc:
