@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 from pydantic import ValidationError
 
+from agentfuzz.dialects import _fields as _f
+from agentfuzz.dialects._fields import InputError
 from agentfuzz.history import (
     Api,
     AssistantMessage,
@@ -37,95 +39,17 @@ from agentfuzz.history import (
 
 __all__ = ["InputError", "parse_input", "parse_jsonl", "parse_request", "parse_text"]
 
-_T = TypeVar("_T")
 _MODES = ("auto", "none", "required")
 _LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 _ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning")
-_TEXT_PARTS = ("text", "input_text", "output_text", "summary_text", "reasoning_text")
 _ROLES = ("user", "system", "developer", "assistant")
 _UNKNOWN = "not a request body, a messages array, an input array, a repro.json or JSONL"
-_NAMES = {
-    type(None): "null",
-    dict: "an object",
-    list: "an array",
-    str: "a string",
-    bool: "a boolean",
-}
-
-
-class InputError(ValueError):
-    """An input agentfuzz cannot import; ``str()`` is one line saying what is wrong and where."""
-
-
-def _fail(where: str, what: str) -> NoReturn:
-    raise InputError(f"{where}: {what}" if where else what)
-
-
-def _kind(value: Any) -> str:
-    number = isinstance(value, int | float)
-    return _NAMES.get(type(value)) or ("a number" if number else type(value).__name__)
-
-
-def _want(value: Any, kind: type[_T], where: str) -> _T:
-    if not isinstance(value, kind):
-        _fail(where, f"expected {_NAMES[kind]}, got {_kind(value)}")
-    return value
-
-
-def _str(obj: dict[str, Any], key: str, where: str, default: str | None = None) -> str:
-    """``obj[key]``, a string; ``default``, when given, stands in for a missing or null one."""
-    value = obj.get(key)
-    if value is None and default is not None:
-        return default
-    return _want(value, str, f"{where}.{key}" if where else key)
-
-
-def _get(obj: dict[str, Any], key: str, default: Any) -> Any:
-    """``obj[key]``, with ``default`` for a missing or null one (an empty ``{}`` stays wrong)."""
-    value = obj.get(key)
-    return default if value is None else value
-
-
-def _opt_str(obj: dict[str, Any], key: str, where: str) -> str | None:
-    return None if obj.get(key) is None else _str(obj, key, where)
-
-
-def _text(value: Any, where: str, sep: str = "\n") -> str:
-    """Content as one string: a string, or its text parts joined."""
-    if isinstance(value, str):
-        return value
-    texts = []
-    for i, raw in enumerate(_want(value, list, where)):
-        part = _want(raw, dict, f"{where}[{i}]")
-        if part.get("type", "text") not in _TEXT_PARTS:
-            _fail(f"{where}[{i}]", f"unsupported content part {part.get('type')!r:.40}")
-        texts.append(_str(part, "text", f"{where}[{i}]"))
-    return sep.join(texts)
-
-
-def _arguments(value: Any) -> str:
-    # Verbatim: malformed arguments are often the point of a repro.
-    if isinstance(value, str):
-        return value
-    return "" if value is None else json.dumps(value)
-
-
-def _number(obj: dict[str, Any], key: str, integer: bool) -> Any:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int if integer else int | float):
-        _fail(key, f"expected {'an integer' if integer else 'a number'}, got {_kind(value)}")
-    try:
-        return value if integer else float(value)
-    except OverflowError:
-        _fail(key, "number out of range")
 
 
 def _message(role: Any, content: Any, at: str) -> Item:
     if role not in _ROLES:
-        _fail(at, f"unknown role {role!r:.40}")
-    text = _text(content, f"{at}.content")
+        _f.fail(at, f"unknown role {role!r:.40}")
+    text = _f.text(content, f"{at}.content")
     if role == "user":
         return UserMessage(text=text)
     if role == "assistant":
@@ -134,14 +58,14 @@ def _message(role: Any, content: Any, at: str) -> Item:
 
 
 def _chat_call(raw: Any, at: str) -> ToolCall:
-    call = _want(raw, dict, at)
+    call = _f.want(raw, dict, at)
     if call.get("type", "function") != "function":
-        _fail(at, f"unsupported tool call type {call.get('type')!r:.40}")
-    fn = _want(call.get("function"), dict, f"{at}.function")
+        _f.fail(at, f"unsupported tool call type {call.get('type')!r:.40}")
+    fn = _f.want(call.get("function"), dict, f"{at}.function")
     return ToolCall(
-        id=_str(call, "id", at, default=""),
-        name=_str(fn, "name", f"{at}.function"),
-        arguments=_arguments(fn.get("arguments")),
+        id=_f.str_(call, "id", at, default=""),
+        name=_f.str_(fn, "name", f"{at}.function"),
+        arguments=_f.arguments(fn.get("arguments")),
     )
 
 
@@ -149,18 +73,18 @@ def _chat_items(messages: list[Any], where: str) -> list[Item]:
     items: list[Item] = []
     for i, raw in enumerate(messages):
         at = f"{where}[{i}]"
-        msg = _want(raw, dict, at)
+        msg = _f.want(raw, dict, at)
         role, content = msg.get("role"), msg.get("content")
         if role == "tool":
-            output = _text(content, f"{at}.content")
-            items.append(ToolResult(call_id=_str(msg, "tool_call_id", at, ""), output=output))
+            output = _f.text(content, f"{at}.content")
+            items.append(ToolResult(call_id=_f.str_(msg, "tool_call_id", at, ""), output=output))
         elif role == "assistant":
             key = "reasoning_content" if msg.get("reasoning_content") is not None else "reasoning"
-            calls = _want(_get(msg, "tool_calls", []), list, f"{at}.tool_calls")
+            calls = _f.want(_f.get(msg, "tool_calls", []), list, f"{at}.tool_calls")
             items.append(
                 AssistantMessage(
-                    text=None if content is None else _text(content, f"{at}.content"),
-                    reasoning=_opt_str(msg, key, at),
+                    text=None if content is None else _f.text(content, f"{at}.content"),
+                    reasoning=_f.opt_str(msg, key, at),
                     tool_calls=tuple(
                         _chat_call(c, f"{at}.tool_calls[{j}]") for j, c in enumerate(calls)
                     ),
@@ -177,11 +101,11 @@ def _responses_item(obj: dict[str, Any], at: str, items: list[Item]) -> None:
         items.append(_message(obj.get("role"), obj.get("content"), at))
     elif kind == "function_call":
         call = ToolCall(
-            id=_str(obj, "call_id", at, default=""),
-            name=_str(obj, "name", at),
-            namespace=_opt_str(obj, "namespace", at) or None,
-            arguments=_arguments(obj.get("arguments")),
-            item_id=_opt_str(obj, "id", at),
+            id=_f.str_(obj, "call_id", at, default=""),
+            name=_f.str_(obj, "name", at),
+            namespace=_f.opt_str(obj, "namespace", at) or None,
+            arguments=_f.arguments(obj.get("arguments")),
+            item_id=_f.opt_str(obj, "id", at),
         )
         last = items[-1] if items else None
         # The builder sends an assistant turn as its message, then its calls: one item again.
@@ -190,40 +114,40 @@ def _responses_item(obj: dict[str, Any], at: str, items: list[Item]) -> None:
         else:
             items.append(AssistantMessage(tool_calls=(call,)))
     elif kind == "function_call_output":
-        output = _text(obj.get("output"), f"{at}.output")
-        items.append(ToolResult(call_id=_str(obj, "call_id", at, default=""), output=output))
+        output = _f.text(obj.get("output"), f"{at}.output")
+        items.append(ToolResult(call_id=_f.str_(obj, "call_id", at, default=""), output=output))
     elif kind == "reasoning":
-        texts = [_text(_get(obj, k, []), f"{at}.{k}", "\n\n") for k in ("summary", "content")]
+        texts = [_f.text(_f.get(obj, k, []), f"{at}.{k}", "\n\n") for k in ("summary", "content")]
         text = "\n\n".join(t for t in texts if t)
-        items.append(ReasoningItem(text=text, id=_opt_str(obj, "id", at)))
+        items.append(ReasoningItem(text=text, id=_f.opt_str(obj, "id", at)))
     else:
-        _fail(at, f"unsupported item type {kind!r:.40}")
+        _f.fail(at, f"unsupported item type {kind!r:.40}")
 
 
 def _responses_items(value: Any, where: str) -> list[Item]:
     if isinstance(value, str):
         return [UserMessage(text=value)]
     items: list[Item] = []
-    for i, raw in enumerate(_want(value, list, where)):
-        _responses_item(_want(raw, dict, f"{where}[{i}]"), f"{where}[{i}]", items)
+    for i, raw in enumerate(_f.want(value, list, where)):
+        _responses_item(_f.want(raw, dict, f"{where}[{i}]"), f"{where}[{i}]", items)
     return items
 
 
 def _tools(raw: Any, where: str, namespace: str | None = None) -> list[Tool]:
-    spec = _want(raw, dict, where)
+    spec = _f.want(raw, dict, where)
     kind = spec.get("type", "function")
     if kind == "namespace" and namespace is None:
-        group = _str(spec, "name", where)
-        members = _want(spec.get("tools"), list, f"{where}.tools")
+        group = _f.str_(spec, "name", where)
+        members = _f.want(spec.get("tools"), list, f"{where}.tools")
         return [t for j, m in enumerate(members) for t in _tools(m, f"{where}.tools[{j}]", group)]
     if kind != "function":
-        _fail(where, f"unsupported tool type {kind!r:.40}")
+        _f.fail(where, f"unsupported tool type {kind!r:.40}")
     # Chat nests the function; Responses (and some chat clients) put it flat.
     at = f"{where}.function" if "function" in spec else where
-    fn = _want(spec["function"], dict, at) if "function" in spec else spec
+    fn = _f.want(spec["function"], dict, at) if "function" in spec else spec
     params = fn.get("parameters")
-    extra = {} if params is None else {"parameters": _want(params, dict, f"{at}.parameters")}
-    name, description = _str(fn, "name", at), _str(fn, "description", at, default="")
+    extra = {} if params is None else {"parameters": _f.want(params, dict, f"{at}.parameters")}
+    name, description = _f.str_(fn, "name", at), _f.str_(fn, "description", at, default="")
     return [Tool(name=name, namespace=namespace, description=description, **extra)]
 
 
@@ -231,9 +155,10 @@ def _tool_choice(value: Any) -> str | None:
     if value is None or value in _MODES:
         return value  # type: ignore[no-any-return]
     if not isinstance(value, dict) or value.get("type") != "function":
-        _fail("tool_choice", f"unsupported {value!r:.40}")
+        _f.fail("tool_choice", f"unsupported {value!r:.40}")
     at = "tool_choice.function" if "function" in value else "tool_choice"
-    return _str(_want(value["function"], dict, at) if "function" in value else value, "name", at)
+    named = _f.want(value["function"], dict, at) if "function" in value else value
+    return _f.str_(named, "name", at)
 
 
 def _bare(items: list[Item], api: Api) -> Case:
@@ -255,7 +180,7 @@ def _at(where: str) -> Iterator[None]:
     except InputError as err:
         raise InputError(f"{where}: {err}" if where else str(err)) from None
     except ValidationError as err:
-        _fail(where, f"not importable: {err.errors()[0]['msg']}")
+        _f.fail(where, f"not importable: {err.errors()[0]['msg']}")
 
 
 def parse_request(body: dict[str, Any], api: Api | None = None) -> Case:
@@ -263,34 +188,34 @@ def parse_request(body: dict[str, Any], api: Api | None = None) -> Case:
     ``input`` unless ``api`` is given. A body without ``tools`` gets no tools and
     ``Options(include_tools=False)``. Raises ``InputError``."""
     with _at(""):
-        return _request(_want(body, dict, "request body"), api)
+        return _request(_f.want(body, dict, "request body"), api)
 
 
 def _request(body: dict[str, Any], api: Api | None) -> Case:
     if api is None:
         keys = {"messages", "input"} & body.keys()
         if len(keys) != 1:
-            _fail("", "a request body has either 'messages' (chat) or 'input' (responses)")
+            _f.fail("", "a request body has either 'messages' (chat) or 'input' (responses)")
         api = "chat" if "messages" in keys else "responses"
     if api == "chat":
-        items = _chat_items(_want(body.get("messages"), list, "messages"), "messages")
+        items = _chat_items(_f.want(body.get("messages"), list, "messages"), "messages")
     else:
         items = _responses_items(body.get("input"), "input")
         if body.get("instructions") is not None:
-            items.insert(0, SystemMessage(text=_str(body, "instructions", "")))
-    declared = _want(_get(body, "tools", []), list, "tools")
+            items.insert(0, SystemMessage(text=_f.str_(body, "instructions", "")))
+    declared = _f.want(_f.get(body, "tools", []), list, "tools")
     tools = [t for i, raw in enumerate(declared) for t in _tools(raw, f"tools[{i}]")]
-    stream = _get(body, "stream", False)
+    stream = _f.get(body, "stream", False)
     limit = next((k for k in _LIMITS if body.get(k) is not None), None)
     options = Options(
         include_tools=bool(tools),
         tool_choice=_tool_choice(body.get("tool_choice")) if tools else None,
-        seed=_number(body, "seed", integer=True),
-        temperature=_number(body, "temperature", integer=False),
-        max_tokens=_number(body, limit, integer=True) if limit else None,
+        seed=_f.number(body, "seed", integer=True),
+        temperature=_f.number(body, "temperature", integer=False),
+        max_tokens=_f.number(body, limit, integer=True) if limit else None,
     )
     history = History(tools=tuple(tools), items=tuple(items))
-    return Case(history=history, options=options, api=api, stream=_want(stream, bool, "stream"))
+    return Case(history=history, options=options, api=api, stream=_f.want(stream, bool, "stream"))
 
 
 def _repro(doc: dict[str, Any]) -> Case:
@@ -304,7 +229,7 @@ def _repro(doc: dict[str, Any]) -> Case:
     if doc.get("api") == "responses" or (isinstance(url, str) and "/responses" in url):
         api = "responses"
     with _at("request"):
-        return _request(_want(doc["request"], dict, ""), api)
+        return _request(_f.want(doc["request"], dict, ""), api)
 
 
 def _parse(data: Any) -> list[Case]:
@@ -313,12 +238,12 @@ def _parse(data: Any) -> list[Case]:
             return [_repro(data)]
         if "messages" in data or "input" in data:
             return [_request(data, None)]
-        _fail("", _UNKNOWN)
+        _f.fail("", _UNKNOWN)
     if not isinstance(data, list):
-        _fail("", _UNKNOWN)
+        _f.fail("", _UNKNOWN)
     elements: list[Any] = data
     if not elements:
-        _fail("", "an empty array: nothing to import")
+        _f.fail("", "an empty array: nothing to import")
     if all(isinstance(e, dict) and ("messages" in e or "input" in e) for e in elements):
         cases = []  # a session, as JSONL would hold it
         for i, body in enumerate(elements):
@@ -329,7 +254,7 @@ def _parse(data: Any) -> list[Case]:
         return [_bare(_responses_items(elements, "input"), "responses")]
     if all(isinstance(e, dict) and "role" in e for e in elements):
         return [_bare(_chat_items(elements, "messages"), "chat")]
-    _fail("", _UNKNOWN)
+    _f.fail("", _UNKNOWN)
 
 
 def parse_input(data: Any) -> list[Case]:
@@ -356,10 +281,10 @@ def parse_jsonl(text: str) -> list[Case]:
             try:
                 data = json.loads(line)
             except (ValueError, RecursionError):
-                _fail("", "not JSON")
-            cases += _parse(_want(data, dict, "request body"))
+                _f.fail("", "not JSON")
+            cases += _parse(_f.want(data, dict, "request body"))
     if not cases:
-        _fail("", "no request bodies: the input is empty")
+        _f.fail("", "no request bodies: the input is empty")
     return cases
 
 
