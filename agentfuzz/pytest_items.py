@@ -67,15 +67,8 @@ class CassetteFile(pytest.File):
         yield CassetteItem.from_parent(self, name=self.path.name)
 
 
-class CassetteItem(pytest.Item):
-    """One cassette replayed offline, or re-sent to the live server."""
-
-    def runtest(self) -> None:
-        found = self.config.stash[SETTINGS]
-        if found.base_url is None:
-            _replay(self.path, found.seed)
-        else:
-            _resend(self.path, found.base_url, found.model, found.record_mode in REWRITE)
+class _Item(pytest.Item):
+    """An item whose ``CassetteFailure`` is shown as its message alone."""
 
     def repr_failure(
         self,
@@ -85,6 +78,17 @@ class CassetteItem(pytest.Item):
         if isinstance(excinfo.value, CassetteFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
+
+
+class CassetteItem(_Item):
+    """One cassette replayed offline, or re-sent to the live server."""
+
+    def runtest(self) -> None:
+        found = self.config.stash[SETTINGS]
+        if found.base_url is None:
+            _replay(self.path, found.seed)
+        else:
+            _resend(self.path, found.base_url, found.model, found.record_mode in REWRITE)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"cassette {self.name}"
@@ -230,7 +234,7 @@ class BundleFile(pytest.File):
         yield BundleItem.from_parent(self, name=f"bundle {self.path.parent.name}")
 
 
-class BundleItem(pytest.Item):
+class BundleItem(_Item):
     """One repro bundle. Offline it replays the recorded failing exchange and passes while the
     recorded fault still shows (the bundle documents it); live (``--agentfuzz-base-url`` or
     ``$AGENTFUZZ_BASE_URL``) it re-sends the minimal request and passes once the oracle no
@@ -265,15 +269,6 @@ class BundleItem(pytest.Item):
             raise CassetteFailure(f"{folder.name}: {exc}") from None
         if still:
             raise CassetteFailure(f"{folder.name}: {oracle} still fires: {still[0].message}")
-
-    def repr_failure(
-        self,
-        excinfo: pytest.ExceptionInfo[BaseException],
-        style: Any = None,
-    ) -> str | Any:
-        if isinstance(excinfo.value, CassetteFailure):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.name

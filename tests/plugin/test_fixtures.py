@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentfuzz import pytest_plugin
+from agentfuzz import pytest_items, pytest_plugin
 
 HEAVY = ["httpx", "vcr", "hypothesis", "pydantic"]
 
@@ -109,12 +109,12 @@ def test_the_ci_profile_hypothesis_picks_is_kept(
 
 def test_offline_replay_cannot_connect(kimi_url: str) -> None:
     port = int(kimi_url.rsplit(":", 1)[1].split("/")[0])
-    with pytest_plugin._no_network(), pytest.raises(pytest_plugin.NetworkBlocked, match="offline"):
+    with pytest_items._no_network(), pytest.raises(pytest_plugin.NetworkBlocked, match="offline"):
         socket.create_connection(("127.0.0.1", port), timeout=5)
     # Restored afterwards, and local (non-IP) sockets were never blocked.
     socket.create_connection(("127.0.0.1", port), timeout=5).close()
     assert "connect" not in vars(socket.socket)
-    with pytest_plugin._no_network():
+    with pytest_items._no_network():
         left, right = socket.socketpair()
         left.close(), right.close()
 
@@ -136,10 +136,14 @@ def _top_imports(path: Path) -> set[str]:
     return top
 
 
-def test_the_plugin_imports_only_stdlib_pytest_and_the_options_at_the_top() -> None:
-    top = _top_imports(Path(pytest_plugin.__file__))
+_PLUGIN_PARTS = {"agentfuzz.options", "agentfuzz.pytest_items", "agentfuzz.pytest_fixtures"}
+
+
+@pytest.mark.parametrize("part", ["pytest_plugin", "pytest_items", "pytest_fixtures"])
+def test_the_plugin_imports_only_stdlib_pytest_and_its_own_parts_at_the_top(part: str) -> None:
+    top = _top_imports(Path(pytest_plugin.__file__).with_name(f"{part}.py"))
     ours = {name for name in top if name.split(".")[0] == "agentfuzz"}
-    assert ours <= {"agentfuzz.options"}
+    assert ours <= _PLUGIN_PARTS
     assert {name.split(".")[0] for name in top - ours} - {"pytest"} <= sys.stdlib_module_names
     # What the options module needs is the standard library alone.
     options = Path(pytest_plugin.__file__).with_name("options.py")
