@@ -1,19 +1,19 @@
 """The ``agentfuzz`` command line: ``fuzz``, ``reduce``, ``replay`` and ``serve``.
 
-One module per command (``fuzz.py``; ``commands.py`` for the three small ones), the summary's
+One module per command (``fuzz.py``, ``reduce.py``, ``replay.py``, ``serve.py``), the summary's
 rendering (``_render.py``), the click group (``_group.py``) and what every command shares
 (``_common.py``: the exit codes, one-line failures, the shared option checks).
 """
 
 from __future__ import annotations
 
-from agentfuzz.cli import commands, fuzz
+from agentfuzz.cli import fuzz, reduce, replay, serve
 from agentfuzz.cli._group import cli
 
 __all__ = ["cli", "main"]
 
 # The commands register with the group when imported.
-_COMMANDS = (commands, fuzz)
+_COMMANDS = (fuzz, reduce, replay, serve)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,4 @@
-"""``agentfuzz serve``, ``replay`` and ``reduce``: the reference server, cassettes re-checked
-offline, and a captured failure cut down to its smallest request."""
+"""``agentfuzz reduce``: a captured failure cut down to its smallest request."""
 
 from __future__ import annotations
 
@@ -26,73 +25,12 @@ from agentfuzz.cli._common import (
 )
 from agentfuzz.cli._group import cli
 from agentfuzz.profiles import load_profile
-from agentfuzz.transport.errors import CassetteError, NotInCassette
 
 if TYPE_CHECKING:
     from agentfuzz.history import Case
     from agentfuzz.reduce_captured import Reduction
 
-__all__ = ["reduce", "replay", "serve"]
-
-
-@cli.command()
-@click.argument("profile")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--latency", "latency_ms", type=click.IntRange(min=0), default=0, help="Delay, ms.")
-def serve(
-    profile: str, host: str, port: int, temperature: float, seed: int, latency_ms: int
-) -> None:
-    """Run the embedded reference server with a behaviour PROFILE until stopped."""
-    from agentfuzz.reference import PROFILES
-    from agentfuzz.reference import run as run_server
-
-    if profile not in PROFILES:
-        fail(EXIT_USAGE, f"unknown profile {profile!r} (known: {', '.join(sorted(PROFILES))})")
-    try:
-        run_server(profile, host, port, temperature=temperature, seed=seed, latency_ms=latency_ms)
-    except OSError as exc:  # the address is in use, not ours, or the host does not resolve
-        fail(EXIT_USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-
-
-@cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the body splits.")
-@click.option("--whole", is_flag=True, help="Replay each body in one piece, unsplit.")
-def replay(paths: tuple[Path, ...], seed: int, whole: bool) -> None:
-    """Re-check recorded cassettes (files or folders) offline through every oracle.
-
-    Exit 1 if any turn fails an oracle, 2 if a cassette cannot be read.
-    """
-    from agentfuzz.replay import cassette_files, replay_cassette
-
-    files = cassette_files(paths)
-    if not files:
-        fail(EXIT_USAGE, f"no cassette (*.yaml) under {', '.join(map(str, paths))}")
-    failing = unreadable = 0
-    for path in files:
-        try:
-            result = replay_cassette(path, None if whole else seed)
-        except (CassetteError, NotInCassette) as exc:
-            click.echo(f"agentfuzz: {exc}", err=True)
-            unreadable += 1
-            continue
-        failing += result.failed
-        click.echo(f"{path}: {len(result.turns)} turn(s)")
-        for turn in result.turns:
-            now = ", ".join(f"{v.oracle}: {v.message}" for v in turn.violations) or "ok"
-            then = (
-                ""
-                if turn.same
-                else "  [recorded: " + (", ".join(v["oracle"] for v in turn.recorded) or "ok") + "]"
-            )
-            click.echo(f"  turn {turn.number}: {now}{then}")
-    click.echo(f"{len(files)} cassette(s): {failing} failing, {unreadable} unreadable")
-    if unreadable:
-        raise Exit(EXIT_USAGE, "")
-    raise Exit(EXIT_FOUND if failing else EXIT_CLEAN, "")
+__all__ = ["reduce"]
 
 
 @cli.command()
