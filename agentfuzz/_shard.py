@@ -105,7 +105,7 @@ def _shard(spec: ShardSpec, shard: int, halt: threading.Event) -> None:
     beacon(dataclasses.replace(beacon.latest, phase="done"), force=True)
     if report.error:
         write_atomically(config.out / "error.log", report.traceback)
-    write_atomically(config.out / "summary.json", json.dumps(report.summary().dump()))
+    write_atomically(config.out / "summary.json", report.summary().model_dump_json())
 
 
 def _stop_on_sigterm() -> None:

@@ -102,6 +102,7 @@ class _Run:
         finally:
             report.examples = dict(self.meter.by_phase)
             report.calls = target.calls
+            report.latency, report.timeouts = target.latency, target.timeouts
             if target.answered and target.not_served == target.answered:
                 report.not_served = target.last_not_served.strip()
             target.close()

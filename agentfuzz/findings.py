@@ -17,7 +17,7 @@ from agentfuzz.observation import Observation, Violation
 from agentfuzz.reduction import case_size
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.session import Turn
-from agentfuzz.summary import FindingRow, Summary, TurnRow
+from agentfuzz.summary import FindingRow, Latency, Summary, TurnRow
 
 __all__ = ["Finding", "FindingStore", "Report", "Status", "TurnTable"]
 
@@ -86,6 +86,9 @@ class Report:
     traceback: str = ""
     # Session mode: per turn number, sessions that reached it and sessions that failed there.
     turns: TurnTable = field(default_factory=dict)
+    # Per mode: each answer's seconds, and how many were slow answers (out of time, no fault).
+    latency: dict[str, list[float]] = field(default_factory=dict)
+    timeouts: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> Summary:
         """The run as data: what ``summary.json`` holds for machines reading a run."""
@@ -116,6 +119,8 @@ class Report:
             out_of_time=self.out_of_time,
             not_served=self.not_served,
             error=self.error,
+            latency={m: Latency.of(s, self.timeouts.get(m, 0)) for m, s in self.latency.items()},
+            samples=self.latency,
         )
 
 

@@ -28,12 +28,20 @@ class SSEEvent:
     data: str
 
 
+# How a failure says the answer was slow, not broken: the time budget ran out before the server
+# sent anything, or while it was still sending. A stream that went silent after it had begun, or
+# a body cut off mid-way, stays a failure: the server stopped making progress.
+SLOW = "slow answer: "
+
+
 @dataclass(frozen=True)
 class Exchange:
     """One request and whatever the transport saw of its answer, before any interpretation.
 
     ``failure`` is set when the transport itself failed mid-answer (connection reset,
-    timeout, a stream that stopped): the status and partial body are still kept. The exchange
+    timeout, a stream that stopped): the status and partial body are still kept. A failure
+    that starts with ``SLOW`` is a slow answer, not a fault: the time budget ran out while the
+    server had sent nothing yet or was still sending (``slow``). The exchange
     carries its own recording: the request headers as sent (never a key or a cookie), the
     response's status line and headers, and ``raw``, the body bytes as the client read them
     off the wire (still content-encoded, cut where the answer was cut). A cassette is made
@@ -53,6 +61,12 @@ class Exchange:
     reason: str = ""
     headers: tuple[tuple[str, str], ...] = ()
     raw: bytes = b""
+
+    @property
+    def slow(self) -> bool:
+        """Whether the answer ran out of time with the server still at work: no oracle judges
+        it (a slow model is not a server fault), the run counts it."""
+        return self.failure is not None and self.failure.startswith(SLOW)
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@ One model for one run and for the merge of ``--workers`` shards; the merge-only 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["FailedShard", "FindingRow", "Summary", "TurnRow"]
+__all__ = ["FailedShard", "FindingRow", "Latency", "Summary", "TurnRow"]
 
 
 class FindingRow(BaseModel):
@@ -31,6 +32,26 @@ class TurnRow(BaseModel):
 
     reached: int = 0
     failed: int = 0
+
+
+class Latency(BaseModel):
+    """One mode's answers: how many, how many were slow answers (the time budget ran out with
+    the server still at work: counted, never a finding), and the median and 95th percentile of
+    their seconds (nearest rank)."""
+
+    requests: int = 0
+    timeouts: int = 0
+    p50_s: float | None = None
+    p95_s: float | None = None
+
+    @classmethod
+    def of(cls, seconds: list[float], timeouts: int) -> Latency:
+        ranked = sorted(seconds)
+
+        def rank(q: float) -> float | None:
+            return ranked[max(0, math.ceil(q * len(ranked)) - 1)] if ranked else None
+
+        return cls(requests=len(ranked), timeouts=timeouts, p50_s=rank(0.5), p95_s=rank(0.95))
 
 
 class FailedShard(BaseModel):
@@ -56,14 +77,17 @@ class Summary(BaseModel):
     out_of_time: bool = False
     not_served: str | None = None
     error: str | None = None
+    latency: dict[str, Latency] = {}
     # --workers: the reason the target could not be reached, the shards, those that failed.
     unreachable: str | None = None
     shards: int | None = None
     failed_shards: list[FailedShard] = []
     # One shard's, in memory only: why it ended without its own summary (or broke).
     failed: str | None = Field(default=None, exclude=True)
+    # Every answer's seconds per mode, for a merge to rank again: in a shard's own file only.
+    samples: dict[str, list[float]] = {}
 
     def dump(self) -> dict[str, Any]:
         """As ``summary.json`` holds it."""
-        exclude = set() if self.shards is not None else _MERGE_ONLY
+        exclude = {"samples"} | (set() if self.shards is not None else _MERGE_ONLY)
         return self.model_dump(mode="json", exclude=exclude)

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from agentfuzz.config import label
 from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Case
 from agentfuzz.observation import BackendRequest, Observation
@@ -109,6 +110,9 @@ class Target:
         self.last_answered: tuple[Case, Observation] | None = None
         self.not_served = 0
         self.last_not_served = ""
+        # Per mode (``chat/stream``): each answer's seconds, and how many were slow answers.
+        self.latency: dict[str, list[float]] = {}
+        self.timeouts: dict[str, int] = {}
 
     @contextlib.contextmanager
     def cassette(self, path: Path, about: dict[str, Any]) -> Iterator[None]:
@@ -142,6 +146,10 @@ class Target:
             obs = dataclasses.replace(obs, backend=self.backend.take())
         self.answered += 1
         exchange = obs.exchange
+        mode = label((case.api, case.stream))
+        self.latency.setdefault(mode, []).append(round(exchange.elapsed, 3))
+        if exchange.slow:
+            self.timeouts[mode] = self.timeouts.get(mode, 0) + 1
         if exchange.status in NOT_SERVED:
             self.not_served += 1
             self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"

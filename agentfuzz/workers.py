@@ -33,7 +33,7 @@ from typing import Any
 from agentfuzz.config import FuzzConfig, ShardSpec
 from agentfuzz.engine import Progress
 from agentfuzz.findings import Status
-from agentfuzz.summary import FailedShard, FindingRow, Summary, TurnRow
+from agentfuzz.summary import FailedShard, FindingRow, Latency, Summary, TurnRow
 
 __all__ = ["SHARD_SPEC", "groups", "merge", "merged_status", "run_sharded", "spec_of"]
 
@@ -276,8 +276,13 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
         findings.append(finding.model_copy(update={"bundle": str(target)}))
     examples: Counter[str] = Counter()
     turns: dict[str, TurnRow] = {}
+    samples: dict[str, list[float]] = {}
+    timeouts: Counter[str] = Counter()
     for summary in summaries:
         examples.update(summary.examples)
+        for mode, seconds in summary.samples.items():
+            samples.setdefault(mode, []).extend(seconds)
+        timeouts.update({m: row.timeouts for m, row in summary.latency.items()})
         for number, row in summary.session_turns.items():
             slot = turns.setdefault(number, TurnRow())
             slot.reached += row.reached
@@ -288,6 +293,8 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
         requests=sum(s.requests for s in summaries),
         elapsed_s=max((s.elapsed_s for s in summaries), default=0.0),
         session_turns=dict(sorted(turns.items(), key=lambda kv: int(kv[0]))),
+        latency={m: Latency.of(s, timeouts[m]) for m, s in samples.items()},
+        samples=samples,
         stopped_answering=any(s.stopped_answering for s in summaries),
         interrupted=any(s.interrupted for s in summaries),
         out_of_time=any(s.out_of_time for s in summaries),

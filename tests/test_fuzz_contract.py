@@ -187,3 +187,21 @@ def test_max_time_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
     assert code in (0, 1)  # findings or none: either way a normal end, not an error
     for finding in summary["findings"]:
         assert (Path(finding["bundle"]) / "repro.json").is_file()
+
+
+def test_a_slow_answer_is_counted_never_a_finding(tmp_path: Path) -> None:
+    # A buggy server, but too slow for the timeout: nothing it did is judged, nothing is written.
+    out = tmp_path / "out"
+    with serve_in_thread("vllm-kimi-k2", latency_ms=500) as url:
+        code, output = _fuzz(
+            "--base-url", url, "--model", "m", "--max-examples", "3", "--timeout", "0.1",
+            "--out", str(out),
+        )  # fmt: skip
+    assert code == 2 and "every request ran out of time: nothing was tested" in output
+    assert "slow answers, counted, not findings" in " ".join(output.split())
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["findings"] == [] and not [p for p in out.iterdir() if p.is_dir()]
+    rows = summary["latency"]
+    assert set(rows) == {"chat/no-stream", "chat/stream", "responses/no-stream", "responses/stream"}
+    assert all(row["timeouts"] == row["requests"] > 0 for row in rows.values())
+    assert all(0.1 <= row["p50_s"] <= row["p95_s"] for row in rows.values())

@@ -107,7 +107,15 @@ def _shard(tmp_path: Path, name: str, size: int, text: str) -> dict[str, Any]:
 
 def test_merge_keeps_the_smallest_bundle_of_each_failure_once(tmp_path: Path) -> None:
     shards = [_shard(tmp_path, "a", 6, "big"), _shard(tmp_path, "b", 4, "small")]
+    # Latency ranks again over every shard's answers; slow answers add up.
+    shards[0] |= {"samples": {"chat/no-stream": [1.0, 2.0]}}
+    shards[0] |= {"latency": {"chat/no-stream": {"requests": 2, "timeouts": 1}}}
+    shards[1] |= {"samples": {"chat/no-stream": [3.0]}}
     merged = merge([Summary.model_validate(s) for s in shards], tmp_path / "out").dump()
+    assert merged["latency"] == {
+        "chat/no-stream": {"requests": 3, "timeouts": 1, "p50_s": 2.0, "p95_s": 3.0}
+    }
+    assert "samples" not in merged
     (finding,) = merged["findings"]
     assert finding["size"] == 4
     copied = json.loads((tmp_path / "out" / "empty_turn-abc" / "repro.json").read_text())

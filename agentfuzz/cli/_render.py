@@ -38,6 +38,8 @@ def summary(console: Console, done: Summary) -> None:
         f"{done.requests} requests · {done.elapsed_s:.1f}s{shards}",
         highlight=False,
     )
+    if done.latency:
+        _latency(console, done)
     for f in findings:
         if f.flaky or f.reproduced.startswith("0/"):
             what = "flaky: reproduced" if f.flaky else "did not reproduce:"
@@ -55,6 +57,23 @@ def summary(console: Console, done: Summary) -> None:
         console.print(f"shard {failed.shard} failed: {failed.why}", highlight=False)
     if done.error and not done.failed_shards:
         console.print(f"internal error: {done.error}", highlight=False)
+
+
+def _latency(console: Console, done: Summary) -> None:
+    """Seconds per answer, per mode, and the slow answers: counted, never findings."""
+    rows = [
+        f"{mode} p50 {row.p50_s:.2f}s p95 {row.p95_s:.2f}s"
+        for mode, row in done.latency.items()
+        if row.p50_s is not None and row.p95_s is not None
+    ]
+    console.print(f"latency: {', '.join(rows)}", highlight=False)
+    slow = sum(row.timeouts for row in done.latency.values())
+    if slow:
+        console.print(
+            f"{slow} request(s) ran out of time with the server still at work: slow answers, "
+            "counted, not findings (raise --timeout, or bound max_tokens in the profile)",
+            highlight=False,
+        )
 
 
 def _turn_table(console: Console, turns: dict[str, TurnRow]) -> None:

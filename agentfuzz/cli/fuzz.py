@@ -330,6 +330,9 @@ def _exit_for(done: Summary) -> NoReturn:
         )
     if done.findings:
         raise Exit(EXIT_FOUND, "")
+    rows = done.latency.values()
+    if rows and all(row.timeouts == row.requests for row in rows):
+        fail(EXIT_USAGE, "every request ran out of time: nothing was tested (raise --timeout)")
     failed = done.failed_shards
     if failed and len(failed) == done.shards and all(f.unreachable for f in failed):
         fail(EXIT_UNREACHABLE, str(done.unreachable))

@@ -48,11 +48,16 @@ def check(
     only: Collection[str] | None = None,
     skip: Collection[str] = (),
 ) -> list[Violation]:
-    """Run the selected oracles (all but ``skip``, or just ``only``) and collect what they find."""
+    """Run the selected oracles (all but ``skip``, or just ``only``) and collect what they find.
+
+    A slow answer (``Exchange.slow``) is judged by none: what the model had not finished says
+    nothing of the server."""
     if only is not None:
         _validate(only, "only")
     _validate(skip, "skip")
     found: list[Violation] = []
+    if obs.exchange.slow:
+        return found
     for name, oracle in _ORACLES.items():
         if (only is not None and name not in only) or name in skip:
             continue

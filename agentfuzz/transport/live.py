@@ -1,8 +1,10 @@
 """The live transport: POST a request body to a real server and keep whatever comes back.
 
 Only a connection that cannot be opened at all raises (``TargetUnreachable``). Anything that
-goes wrong once the server has accepted the connection (a reset, a timeout, a stream cut
-short) is a finding, so it is returned inside the ``Exchange`` with ``failure`` set.
+goes wrong once the server has accepted the connection (a reset, a stream that went silent, a
+body cut short) is returned inside the ``Exchange`` with ``failure`` set. Running out of time
+while the server had sent nothing yet, or was still sending, is a slow answer, not a fault:
+its failure starts with ``observation.SLOW``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
-from agentfuzz.observation import Exchange, SSEEvent
+from agentfuzz.observation import SLOW, Exchange, SSEEvent
 from agentfuzz.transport._tee import SECRET_HEADERS, teed
 from agentfuzz.transport.errors import ModelListError, TargetUnreachable
 
@@ -24,7 +26,8 @@ __all__ = ["LiveTransport", "ModelListError", "TargetUnreachable"]
 _FAILURE_LIMIT = 300
 # A response is read for at most ``timeout`` seconds in all and this many bytes (or SSE event
 # bytes), so a server that streams forever (``data: {}`` without end) cannot hang the run or
-# exhaust memory; what was read so far is kept and the overrun is the finding.
+# exhaust memory; what was read so far is kept. Past the bytes it is a finding; past the time
+# a slow answer (a slow model and an endless stream look alike from here).
 BODY_LIMIT = 32 * 1024 * 1024
 _EVENT_OVERHEAD = 64
 
@@ -102,7 +105,8 @@ class _Budget:
         if self.size > BODY_LIMIT:
             raise _Overrun(f"ResponseTooLarge: more than {BODY_LIMIT} bytes")
         if time.perf_counter() > self.deadline:
-            raise _Overrun(f"ReadTimeout: response not complete after {self.timeout:g}s")
+            # Still sending when time ran out: a slow answer, not a fault.
+            raise _Overrun(f"{SLOW}not complete after {self.timeout:g}s")
 
 
 def _read_answer(
@@ -184,6 +188,11 @@ class LiveTransport:
                 _read_answer(response, sse, budget, events, chunks)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise TargetUnreachable(f"cannot connect to {self.base_url}: {_reason(exc)}") from None
+        except httpx.TimeoutException as exc:
+            # Nothing read yet: the model is slow (or the server hung, which the next request
+            # shows). Something read, then silence: the server stopped making progress.
+            silent = events or chunks
+            failure = _failure(exc) if silent else f"{SLOW}nothing after {self.timeout:g}s"
         except httpx.HTTPError as exc:
             failure = _failure(exc)
         except _Overrun as exc:

@@ -22,6 +22,7 @@ ONE_RUN = [
     "out_of_time",
     "not_served",
     "error",
+    "latency",
 ]
 
 

@@ -10,13 +10,16 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from agentfuzz import oracles
 from agentfuzz.dialects import assemble
+from agentfuzz.history import Case, History, UserMessage
 from agentfuzz.observation import SSEEvent
 from agentfuzz.transport import LiveTransport, ModelListError, TargetUnreachable
 
 Handler = Callable[[socket.socket, bytes], None]
 KEY = "sk-test-very-secret-0123"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi \u2603"}]}
+CASE = Case(history=History(items=(UserMessage(text="hi"),)))
 
 
 def _read_request(conn: socket.socket) -> bytes:
@@ -190,15 +193,37 @@ def test_reset_before_any_answer_is_a_failure_not_unreachable(
     assert [kind for kind, _ in assemble(exchange).errors] == ["transport"]
 
 
-def test_read_timeout_is_a_failure(serve: Callable[[Handler], RawServer]) -> None:
+def test_nothing_within_the_timeout_is_a_slow_answer_no_oracle_judges(
+    serve: Callable[[Handler], RawServer],
+) -> None:
     def handler(conn: socket.socket, _request: bytes) -> None:
         conn.recv(1)  # answer nothing; returns when the client gives up and closes
 
     server = serve(handler)
     with LiveTransport(server.url, timeout=0.2) as transport:
         exchange = transport.send("/chat/completions", BODY, stream=False)
-    assert exchange.failure is not None and "ReadTimeout" in exchange.failure
-    assert exchange.status is None
+    assert exchange.slow and exchange.status is None
+    assert exchange.failure == "slow answer: nothing after 0.2s"
+    assert oracles.check(CASE, assemble(exchange)) == []
+
+
+def _silent_after(first: bytes) -> Handler:
+    def handler(conn: socket.socket, _request: bytes) -> None:
+        conn.sendall(_head("200 OK", "text/event-stream", "Connection: close\r\n\r\n") + first)
+        conn.recv(1)  # then silence, until the client gives up
+
+    return handler
+
+
+def test_a_stream_that_goes_silent_mid_answer_is_a_failure(
+    serve: Callable[[Handler], RawServer],
+) -> None:
+    server = serve(_silent_after(b'data: {"choices": []}\n\n'))
+    with LiveTransport(server.url, timeout=0.3) as transport:
+        exchange = transport.send("/chat/completions", BODY, stream=True)
+    assert exchange.status == 200 and exchange.events and not exchange.slow
+    assert exchange.failure is not None and exchange.failure.startswith("ReadTimeout")
+    assert "error:transport" in {v.signature for v in oracles.check(CASE, assemble(exchange))}
 
 
 def test_html_answer_to_a_stream_request_keeps_the_body(
@@ -248,13 +273,16 @@ def _forever(content_type: str, piece: bytes) -> Handler:
     return handler
 
 
-def test_endless_sse_stream_ends_at_the_timeout(serve: Callable[[Handler], RawServer]) -> None:
+def test_a_stream_still_sending_at_the_timeout_is_a_slow_answer(
+    serve: Callable[[Handler], RawServer],
+) -> None:
+    # Still making progress when time ran out: from the client's side, a slow model and a stream
+    # without end are alike; past BODY_LIMIT bytes it is a fault (ResponseTooLarge).
     server = serve(_forever("text/event-stream", b"data: {}\n\n" * 64))
     with LiveTransport(server.url, timeout=0.3) as transport:
         exchange = transport.send("/chat/completions", BODY, stream=True)
     assert exchange.status == 200 and exchange.events
-    assert exchange.failure is not None and "ReadTimeout" in exchange.failure
-    assert "transport" in [kind for kind, _ in assemble(exchange).errors]
+    assert exchange.slow and exchange.failure == "slow answer: not complete after 0.3s"
 
 
 def test_endless_body_is_cut_by_time_or_size(serve: Callable[[Handler], RawServer]) -> None:
@@ -263,7 +291,7 @@ def test_endless_body_is_cut_by_time_or_size(serve: Callable[[Handler], RawServe
         exchange = transport.send("/responses", BODY, stream=False)
     assert exchange.status == 200 and exchange.body
     assert exchange.failure is not None
-    assert "ReadTimeout" in exchange.failure or "ResponseTooLarge" in exchange.failure
+    assert exchange.slow or "ResponseTooLarge" in exchange.failure
 
 
 def test_endless_models_answer_is_a_model_list_error(
