@@ -7,9 +7,10 @@ arguments, result output), never on ids, so an id a proxy changed still lines up
 the client sent. Then ids, pairing, losses and additions are compared along that alignment.
 
 Tolerated, because a proxy may legitimately do them: content as a string or as a list of text
-parts; whitespace in texts; arguments re-serialized as equal JSON; ``system`` as ``developer``
-or Responses ``instructions``; an assistant message's calls as one chat message or as separate
-Responses items; reasoning (kept, folded or dropped: chat has no reasoning items); knobs and
+parts; whitespace in texts; one assistant turn's texts and calls merged into one message or split
+into several (chat messages or Responses items), adjacent texts merged, the turn's text before or
+after its calls; arguments re-serialized as equal JSON; ``system`` as ``developer`` or Responses
+``instructions``; reasoning (kept, folded or dropped: chat has no reasoning items); knobs and
 fields the backend did not get from the client (``stream_options``, defaults, ``strict``,
 ``model``); a tool renamed (paired with its twin by identical description and parameters) as
 long as ``tool_choice`` follows it, history calls named either way. The comparison runs once per
@@ -68,20 +69,41 @@ def _arguments(raw: str) -> str:
 
 def _entries(history: History, renamed: dict[str, str]) -> list[_Entry]:
     """The history as one sequence; call names go through ``renamed`` (new name -> client's),
-    on both sides: a session may feed a renamed tool's call back to the client."""
+    on both sides: a session may feed a renamed tool's call back to the client.
+
+    One assistant turn (assistant items with nothing but reasoning between them) is its calls in
+    order, then one entry of its texts joined: a proxy may merge a text and the calls around it
+    into one message, merge two adjacent texts, or split them again, and nothing is lost by that.
+    Calls first, so that a turn merged with the next one (a result dropped between them) still
+    lines up with both: only the result is lost.
+    """
     out: list[_Entry] = []
+    texts: list[str] = []
+    calls: list[_Entry] = []
+
+    def end_of_turn() -> None:
+        out.extend(calls)
+        if "".join(texts).strip():
+            joined = "".join("".join(t.split()) for t in texts)
+            out.append(_Entry("message", ("assistant", joined), label=" ".join(texts)))
+        texts.clear()
+        calls.clear()
+
     for item in history.items:
-        if isinstance(item, UserMessage | SystemMessage):
-            out.append(_Entry("message", (item.kind, _text(item.text)), label=item.text))
-        elif isinstance(item, AssistantMessage):
-            if item.text and item.text.strip():
-                out.append(_Entry("message", ("assistant", _text(item.text)), label=item.text))
+        if isinstance(item, AssistantMessage):
+            texts.append(item.text or "")
             for call in item.tool_calls:
                 name = renamed.get(call.flat_name, call.flat_name)
                 key = ("call", name, _arguments(call.arguments))
-                out.append(_Entry("call", key, call.id, call.flat_name))
+                calls.append(_Entry("call", key, call.id, call.flat_name))
+            continue
+        if isinstance(item, UserMessage | SystemMessage | ToolResult):
+            end_of_turn()
+        if isinstance(item, UserMessage | SystemMessage):
+            out.append(_Entry("message", (item.kind, _text(item.text)), label=item.text))
         elif isinstance(item, ToolResult):
             out.append(_Entry("result", ("result", _text(item.output)), item.call_id))
+    end_of_turn()
     return out
 
 
@@ -260,12 +282,43 @@ def _align(sent: list[_Entry], got: list[_Entry]) -> dict[int, int]:
     return matched
 
 
+def _assistant_text(entry: _Entry) -> bool:
+    return entry.kind == "message" and entry.key[0] == "assistant"
+
+
+def _merged_texts(sent: list[_Entry], got: list[_Entry], matched: dict[int, int]) -> None:
+    """Match, in ``matched``, the client's assistant texts that reached the backend as one: in
+    order, unmatched on both sides, the backend's text their concatenation (two turns that a
+    lost result between them made one; the result is that loss, the texts were not lost)."""
+    free = [i for i, e in enumerate(sent) if i not in matched and _assistant_text(e)]
+    reached = set(matched.values())
+    for g, entry in enumerate(got):
+        if g not in reached and _assistant_text(entry):
+            run = _joining(sent, free, entry.key[1])
+            matched.update({i: g for i in run})
+            free = [i for i in free if i not in run]
+
+
+def _joining(sent: list[_Entry], free: list[int], target: str) -> list[int]:
+    """Two or more consecutive ``free`` client texts whose concatenation is ``target``."""
+    for start in range(len(free)):
+        joined = ""
+        for end in range(start, len(free)):
+            joined += sent[free[end]].key[1]
+            if joined == target and end > start:
+                return free[start : end + 1]
+            if not target.startswith(joined) or joined == target:
+                break
+    return []
+
+
 def compare(sent: Case, got: Case) -> list[Violation]:
     """Every way ``got`` (as the backend received it) differs from ``sent`` beyond tolerance."""
     renames = _renames(sent.history.tools, got.history.tools)
     back = {new: old for old, new in renames.items()}
     mine, theirs = _entries(sent.history, back), _entries(got.history, back)
     matched = _align(mine, theirs)
+    _merged_texts(mine, theirs, matched)
     pairs = [(mine[s], theirs[g]) for s, g in matched.items()]
     return [
         *_tools(sent, got, renames),

@@ -317,3 +317,75 @@ def test_a_body_the_backend_cannot_read() -> None:
             ),
         )[0].evidence
     )
+
+
+def _weather(call_id: str) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": call_id, "name": "get_weather", "arguments": "{}"}
+
+
+def _said(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "content": text}
+
+
+def _user(text: str = "") -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": text}
+
+
+def _merged_turn(*texts: str) -> dict[str, Any]:
+    parts = [{"type": "text", "text": t} for t in texts]
+    call = _call("", name="get_weather", args="{}")
+    content = parts if len(parts) > 1 else texts[0]
+    return {"role": "assistant", "content": content, "tool_calls": [call]}
+
+
+@pytest.mark.parametrize(
+    ("items", "merged"),
+    [
+        # A call and the text after it, as one chat message (text first).
+        ([_user(), _weather(""), _said("T"), _user()], _merged_turn("T")),
+        # Two texts around a call, as one message of two parts.
+        ([_user(), _said("A"), _weather(""), _said("B"), _user()], _merged_turn("A", "B")),
+    ],
+)
+def test_tolerates_one_turn_merged_into_one_message(
+    items: list[dict[str, Any]], merged: dict[str, Any]
+) -> None:
+    tool = _tool("get_weather")["function"] | {"type": "function"}
+    sent = {"model": "m", "input": items, "tools": [tool]}
+    got = {
+        "model": "m",
+        "messages": [{"role": "user", "content": ""}, merged, {"role": "user", "content": ""}],
+        "tools": [_tool("get_weather")],
+    }
+    assert _check(sent, got, sent_path=RESPONSES) == []
+
+
+def test_a_dropped_result_between_two_texts_is_the_result_lost_alone() -> None:
+    sent = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "X", "tool_calls": [_call("call_0")]},
+            {"role": "tool", "tool_call_id": "call_0", "content": "sunny"},
+            {"role": "assistant", "content": "Y"},
+            {"role": "user", "content": "q2"},
+        ],
+        "tools": [_tool("get_weather")],
+    }
+    got = copy.deepcopy(sent)
+    del got["messages"][2]
+    assert _kinds(_check(sent, got)) == {"result_lost"}
+
+
+def test_an_assistant_text_really_lost_is_still_found() -> None:
+    sent = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "first answer"},
+            {"role": "user", "content": "q2"},
+        ],
+    }
+    got = copy.deepcopy(sent)
+    del got["messages"][1]
+    assert _kinds(_check(sent, got)) == {"message_lost"}
