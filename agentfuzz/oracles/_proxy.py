@@ -21,23 +21,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Literal
 
 from agentfuzz.dialects.importing import InputError, parse_request
 from agentfuzz.history import (
     Api,
-    AssistantMessage,
     Case,
-    History,
     Options,
-    SystemMessage,
     Tool,
-    ToolResult,
-    UserMessage,
 )
 from agentfuzz.observation import BackendRequest, Observation, Violation
 from agentfuzz.oracles._common import one_line
+from agentfuzz.oracles._proxy_align import Entry, align, entries, merge_texts
 from agentfuzz.oracles._registry import register
 
 __all__ = ["proxy_fidelity"]
@@ -45,69 +39,7 @@ __all__ = ["proxy_fidelity"]
 _MODES = ("auto", "none", "required")
 
 
-@dataclass(frozen=True)
-class _Entry:
-    """One message, call or tool result, keyed by its content without ids."""
-
-    kind: Literal["message", "call", "result"]
-    key: tuple[str, ...]
-    # The call id (a call) or the id it answers (a result); "" for a message.
-    id: str = ""
-    label: str = ""
-
-
-def _text(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _arguments(raw: str) -> str:
-    try:
-        return json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"))
-    except ValueError:
-        return _text(raw)
-
-
-def _entries(history: History, renamed: dict[str, str]) -> list[_Entry]:
-    """The history as one sequence; call names go through ``renamed`` (new name -> client's),
-    on both sides: a session may feed a renamed tool's call back to the client.
-
-    One assistant turn (assistant items with nothing but reasoning between them) is its calls in
-    order, then one entry of its texts joined: a proxy may merge a text and the calls around it
-    into one message, merge two adjacent texts, or split them again, and nothing is lost by that.
-    Calls first, so that a turn merged with the next one (a result dropped between them) still
-    lines up with both: only the result is lost.
-    """
-    out: list[_Entry] = []
-    texts: list[str] = []
-    calls: list[_Entry] = []
-
-    def end_of_turn() -> None:
-        out.extend(calls)
-        if "".join(texts).strip():
-            joined = "".join("".join(t.split()) for t in texts)
-            out.append(_Entry("message", ("assistant", joined), label=" ".join(texts)))
-        texts.clear()
-        calls.clear()
-
-    for item in history.items:
-        if isinstance(item, AssistantMessage):
-            texts.append(item.text or "")
-            for call in item.tool_calls:
-                name = renamed.get(call.flat_name, call.flat_name)
-                key = ("call", name, _arguments(call.arguments))
-                calls.append(_Entry("call", key, call.id, call.flat_name))
-            continue
-        if isinstance(item, UserMessage | SystemMessage | ToolResult):
-            end_of_turn()
-        if isinstance(item, UserMessage | SystemMessage):
-            out.append(_Entry("message", (item.kind, _text(item.text)), label=item.text))
-        elif isinstance(item, ToolResult):
-            out.append(_Entry("result", ("result", _text(item.output)), item.call_id))
-    end_of_turn()
-    return out
-
-
-def _describe(entry: _Entry) -> str:
+def _describe(entry: Entry) -> str:
     if entry.kind == "call":
         return f"call {entry.id!r} ({entry.label})"
     if entry.kind == "result":
@@ -180,7 +112,7 @@ def _tools(sent: Case, got: Case, renames: dict[str, str]) -> Iterator[Violation
     yield _finding("tool_renamed", message, evidence)
 
 
-def _ids(pairs: list[tuple[_Entry, _Entry]]) -> Iterator[Violation]:
+def _ids(pairs: list[tuple[Entry, Entry]]) -> Iterator[Violation]:
     """Call ids changed, emptied or merged along the alignment (results: see ``_pairing``)."""
     calls = [(sent, got) for sent, got in pairs if sent.kind == "call"]
     merged: dict[str, set[str]] = {}
@@ -200,20 +132,20 @@ def _ids(pairs: list[tuple[_Entry, _Entry]]) -> Iterator[Violation]:
             yield _changed(sent, got)
 
 
-def _changed(sent: _Entry, got: _Entry) -> Violation:
+def _changed(sent: Entry, got: Entry) -> Violation:
     what, evidence = _describe(sent), f"{sent.kind} id {sent.id!r} -> {got.id!r}"
     if sent.id and not got.id:
         return _finding("id_dropped", f"the {what} reached the backend without its id", evidence)
     return _finding("id_rewritten", f"the {what} reached the backend with id {got.id!r}", evidence)
 
 
-def _pairing(sent: list[_Entry], got: list[_Entry], matched: dict[int, int]) -> Iterator[Violation]:
+def _pairing(sent: list[Entry], got: list[Entry], matched: dict[int, int]) -> Iterator[Violation]:
     """Results whose id changed: attached at the backend to another call than the client
     attached them to (``repaired``), or pointing nowhere now. A result left without its call
     because the call was lost or renumbered alone is that call's finding, not the result's."""
     back = {g: s for s, g in matched.items()}
 
-    def calls(entries: list[_Entry], call_id: str) -> set[int]:
+    def calls(entries: list[Entry], call_id: str) -> set[int]:
         return {i for i, e in enumerate(entries) if e.kind == "call" and e.id == call_id}
 
     for s, g in matched.items():
@@ -238,7 +170,7 @@ def _pairing(sent: list[_Entry], got: list[_Entry], matched: dict[int, int]) -> 
 
 
 def _lost_and_injected(
-    sent: list[_Entry], got: list[_Entry], matched: dict[int, int]
+    sent: list[Entry], got: list[Entry], matched: dict[int, int]
 ) -> Iterator[Violation]:
     kinds = {"message": "message_lost", "call": "call_lost", "result": "result_lost"}
     for i, entry in enumerate(sent):
@@ -252,73 +184,13 @@ def _lost_and_injected(
             yield _finding("injected", f"the backend received a {what} the client never sent", what)
 
 
-def _align(sent: list[_Entry], got: list[_Entry]) -> dict[int, int]:
-    """Client position -> backend position: the most entries equal in content, in order, and
-    among those alignments the one keeping the most ids (a longest common subsequence; difflib's
-    blocks would pair a repeated call with its twin one turn off)."""
-    n, m = len(sent), len(got)
-    # best[i][j]: (matches, ids kept) over sent[i:] and got[j:].
-    best = [[(0, 0)] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            top = max(best[i + 1][j], best[i][j + 1])
-            if sent[i].key == got[j].key:
-                matches, kept = best[i + 1][j + 1]
-                top = max(top, (matches + 1, kept + (sent[i].id == got[j].id)))
-            best[i][j] = top
-    matched: dict[int, int] = {}
-    i = j = 0
-    while i < n and j < m:
-        if sent[i].key == got[j].key:
-            matches, kept = best[i + 1][j + 1]
-            if best[i][j] == (matches + 1, kept + (sent[i].id == got[j].id)):
-                matched[i] = j
-                i, j = i + 1, j + 1
-                continue
-        if best[i][j] == best[i + 1][j]:
-            i += 1
-        else:
-            j += 1
-    return matched
-
-
-def _assistant_text(entry: _Entry) -> bool:
-    return entry.kind == "message" and entry.key[0] == "assistant"
-
-
-def _merged_texts(sent: list[_Entry], got: list[_Entry], matched: dict[int, int]) -> None:
-    """Match, in ``matched``, the client's assistant texts that reached the backend as one: in
-    order, unmatched on both sides, the backend's text their concatenation (two turns that a
-    lost result between them made one; the result is that loss, the texts were not lost)."""
-    free = [i for i, e in enumerate(sent) if i not in matched and _assistant_text(e)]
-    reached = set(matched.values())
-    for g, entry in enumerate(got):
-        if g not in reached and _assistant_text(entry):
-            run = _joining(sent, free, entry.key[1])
-            matched.update({i: g for i in run})
-            free = [i for i in free if i not in run]
-
-
-def _joining(sent: list[_Entry], free: list[int], target: str) -> list[int]:
-    """Two or more consecutive ``free`` client texts whose concatenation is ``target``."""
-    for start in range(len(free)):
-        joined = ""
-        for end in range(start, len(free)):
-            joined += sent[free[end]].key[1]
-            if joined == target and end > start:
-                return free[start : end + 1]
-            if not target.startswith(joined) or joined == target:
-                break
-    return []
-
-
 def compare(sent: Case, got: Case) -> list[Violation]:
     """Every way ``got`` (as the backend received it) differs from ``sent`` beyond tolerance."""
     renames = _renames(sent.history.tools, got.history.tools)
     back = {new: old for old, new in renames.items()}
-    mine, theirs = _entries(sent.history, back), _entries(got.history, back)
-    matched = _align(mine, theirs)
-    _merged_texts(mine, theirs, matched)
+    mine, theirs = entries(sent.history, back), entries(got.history, back)
+    matched = align(mine, theirs)
+    merge_texts(mine, theirs, matched)
     pairs = [(mine[s], theirs[g]) for s, g in matched.items()]
     return [
         *_tools(sent, got, renames),
