@@ -1,11 +1,12 @@
 """agentfuzz: a record-and-replay session fuzzer for multi-turn tool calling.
 
-The public face: the entry points a program or a test uses (``run`` and its ``FuzzConfig`` and
-``Report``, the strategies ``cases`` and ``plans``, the oracles' ``check``, ``register`` and
-``oracle_names``, the fuzz profiles, ``Target``, the replay of cassettes and bundles) and the
-data model they speak. Everything else lives in its own layer (see ARCHITECTURE.md). The names
-load on first use: the pytest plugin imports this package in every pytest run wherever agentfuzz
-is installed, and should not pay for pydantic, Hypothesis or httpx there.
+The public face: the entry points a program or a test uses (``run`` and its ``FuzzConfig``,
+``Report`` and ``Summary``, the strategies ``cases`` and ``plans``, the oracles' ``check``,
+``register`` and ``oracle_names``, the fuzz profiles, ``Target`` and the ``Judge`` of its
+answers, the replay of cassettes and bundles) and the data model they speak. Everything else
+lives in its own layer (see ARCHITECTURE.md). The names load on first use: the pytest plugin
+imports this package in every pytest run wherever agentfuzz is installed, and should not pay
+for pydantic, Hypothesis or httpx there.
 """
 
 from __future__ import annotations
