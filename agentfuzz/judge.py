@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from agentfuzz import oracles
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.trials import MEASURE_TRIES, measure, rate
+from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate
 
 __all__ = ["Judge", "Match", "Verdict", "any_of", "check", "oracle_names", "same_failure"]
 
@@ -116,7 +116,7 @@ class Judge:
 
     def still_fails(self, match: Match, case: Case, tries: int) -> bool:
         """Whether the failure fires in at least one of ``tries`` tries (stops at the first)."""
-        return any(self.fires(match, case) for _ in range(tries))
+        return fails_within(tries, lambda: self.fires(match, case))
 
     def hits(self, match: Match, case: Case, tries: int = MEASURE_TRIES) -> int:
         """In how many of ``tries`` tries the failure fires (to derive K from)."""
