@@ -83,8 +83,15 @@ def _chunk(completion_id: str, model: str, delta: dict[str, Any], finish: str | 
     )
 
 
-def chat_events(profile: Profile, model: str, parsed: Parsed, rng: random.Random) -> list[str]:
-    """The ``data:`` payloads of a chat stream, ending with ``[DONE]``."""
+def chat_events(
+    profile: Profile,
+    model: str,
+    parsed: Parsed,
+    rng: random.Random,
+    usage_of: str | None = None,
+) -> list[str]:
+    """The ``data:`` payloads of a chat stream, ending with ``[DONE]``; with ``usage_of`` (the
+    prompt), a last chunk with no choices carries the usage (``stream_options.include_usage``)."""
     completion_id = mint(rng, "chatcmpl-")
     out = [_chunk(completion_id, model, {"role": "assistant", "content": ""})]
     if parsed.reasoning:
@@ -105,6 +112,10 @@ def chat_events(profile: Profile, model: str, parsed: Parsed, rng: random.Random
             delta = {"tool_calls": [{"index": index, "function": {"arguments": part}}]}
             out.append(_chunk(completion_id, model, delta))
     out.append(_chunk(completion_id, model, {}, "tool_calls" if parsed.calls else "stop"))
+    if usage_of is not None:
+        last = json.loads(_chunk(completion_id, model, {}))
+        last |= {"choices": [], "usage": _usage(usage_of, parsed)}
+        out.append(json.dumps(last))
     out.append("[DONE]")
     return out
 

@@ -12,6 +12,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .knobs import Knobs, read_knobs
+from .refusal import BadRequest, need
+
 __all__ = [
     "BadRequest",
     "Call",
@@ -25,10 +28,6 @@ __all__ = [
 
 Api = Literal["chat", "responses"]
 _CHAT_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
-
-
-class BadRequest(Exception):
-    """Input the server refuses: answered with a 400 and an OpenAI-style JSON error body."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +79,7 @@ class Turn:
     tools: list[ToolSpec] | None
     choice: Choice
     stream: bool
-
-
-def _need(cond: bool, message: str) -> None:
-    if not cond:
-        raise BadRequest(message)
+    knobs: Knobs = field(default_factory=Knobs)
 
 
 def _text(content: Any, where: str) -> str:
@@ -93,10 +88,10 @@ def _text(content: Any, where: str) -> str:
         return ""
     if isinstance(content, str):
         return content
-    _need(isinstance(content, list), f"{where}: content must be a string or a list of parts")
+    need(isinstance(content, list), f"{where}: content must be a string or a list of parts")
     texts = []
     for part in content:
-        _need(isinstance(part, dict) and isinstance(part.get("text"), str), f"{where}: bad part")
+        need(isinstance(part, dict) and isinstance(part.get("text"), str), f"{where}: bad part")
         texts.append(part["text"])
     return "".join(texts)
 
@@ -104,25 +99,25 @@ def _text(content: Any, where: str) -> str:
 def _arguments(value: Any, where: str) -> str:
     if isinstance(value, str):
         return value
-    _need(isinstance(value, dict), f"{where}: arguments must be a string")
+    need(isinstance(value, dict), f"{where}: arguments must be a string")
     return json.dumps(value, ensure_ascii=False)
 
 
 def _common(body: Any) -> tuple[str, bool]:
-    _need(isinstance(body, dict), "request body must be a JSON object")
+    need(isinstance(body, dict), "request body must be a JSON object")
     model = body.get("model", "reference")
-    _need(isinstance(model, str), "model must be a string")
+    need(isinstance(model, str), "model must be a string")
     stream = body.get("stream", False)
-    _need(isinstance(stream, bool) or stream is None, "stream must be a boolean")
+    need(isinstance(stream, bool) or stream is None, "stream must be a boolean")
     temperature = body.get("temperature")
-    _need(
+    need(
         temperature is None
         or (isinstance(temperature, int | float) and not isinstance(temperature, bool)),
         "temperature must be a number",
     )
     for knob in ("max_tokens", "max_output_tokens", "max_completion_tokens", "seed"):
         value = body.get(knob)
-        _need(
+        need(
             value is None or (isinstance(value, int) and not isinstance(value, bool)),
             f"{knob} must be an integer",
         )
@@ -130,9 +125,9 @@ def _common(body: Any) -> tuple[str, bool]:
 
 
 def _function_spec(fn: Any, namespace: str | None, where: str) -> ToolSpec:
-    _need(isinstance(fn, dict) and isinstance(fn.get("name"), str), f"{where}: name is required")
+    need(isinstance(fn, dict) and isinstance(fn.get("name"), str), f"{where}: name is required")
     params = fn.get("parameters")
-    _need(params is None or isinstance(params, dict), f"{where}: parameters must be an object")
+    need(params is None or isinstance(params, dict), f"{where}: parameters must be an object")
     desc = fn.get("description")
     name = fn["name"]
     return ToolSpec(
@@ -148,12 +143,12 @@ def _choice(raw: Any, tools: list[ToolSpec] | None) -> Choice:
     if raw is None:
         return Choice("auto")
     if raw in ("auto", "none", "required"):
-        _need(raw != "required" or bool(tools), "tool_choice 'required' needs tools")
+        need(raw != "required" or bool(tools), "tool_choice 'required' needs tools")
         return Choice(raw)
-    _need(isinstance(raw, dict) and raw.get("type") == "function", "unsupported tool_choice")
+    need(isinstance(raw, dict) and raw.get("type") == "function", "unsupported tool_choice")
     fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
     wanted = fn.get("name")
-    _need(isinstance(wanted, str), "tool_choice: function name is required")
+    need(isinstance(wanted, str), "tool_choice: function name is required")
     for spec in tools or []:
         if wanted in (spec.name, spec.inner):
             return Choice("named", spec.name)
@@ -164,43 +159,42 @@ def parse_chat(body: Any) -> Turn:
     """Read a ``/v1/chat/completions`` body."""
     model, stream = _common(body)
     raw_messages = body.get("messages")
-    _need(
-        isinstance(raw_messages, list) and bool(raw_messages), "messages must be a non-empty list"
-    )
+    need(isinstance(raw_messages, list) and bool(raw_messages), "messages must be a non-empty list")
     messages = [_chat_message(m, i) for i, m in enumerate(raw_messages)]
     raw_tools = body.get("tools")
-    _need(raw_tools is None or isinstance(raw_tools, list), "tools must be a list")
+    need(raw_tools is None or isinstance(raw_tools, list), "tools must be a list")
     tools = None
     if raw_tools:
         tools = []
         for i, tool in enumerate(raw_tools):
             where = f"tools[{i}]"
-            _need(isinstance(tool, dict) and tool.get("type") == "function", f"{where}: bad tool")
+            need(isinstance(tool, dict) and tool.get("type") == "function", f"{where}: bad tool")
             tools.append(_function_spec(tool.get("function"), None, where))
-    return Turn("chat", model, messages, tools, _choice(body.get("tool_choice"), tools), stream)
+    choice = _choice(body.get("tool_choice"), tools)
+    return Turn("chat", model, messages, tools, choice, stream, read_knobs(body, "chat", stream))
 
 
 def _chat_message(raw: Any, i: int) -> Message:
     where = f"messages[{i}]"
-    _need(isinstance(raw, dict), f"{where} must be an object")
+    need(isinstance(raw, dict), f"{where} must be an object")
     role = raw.get("role")
     if role == "tool":
-        _need(isinstance(raw.get("tool_call_id"), str), f"{where}: tool_call_id is required")
+        need(isinstance(raw.get("tool_call_id"), str), f"{where}: tool_call_id is required")
         return Message("tool", _text(raw.get("content"), where), tool_call_id=raw["tool_call_id"])
-    _need(role in _CHAT_ROLES, f"{where}: unknown role {role!r}")
+    need(role in _CHAT_ROLES, f"{where}: unknown role {role!r}")
     msg = Message(_CHAT_ROLES[role], _text(raw.get("content"), where))
     if role != "assistant":
         return msg
     reasoning = raw.get("reasoning_content", raw.get("reasoning"))
-    _need(reasoning is None or isinstance(reasoning, str), f"{where}: reasoning must be a string")
+    need(reasoning is None or isinstance(reasoning, str), f"{where}: reasoning must be a string")
     msg.reasoning = reasoning or None
     calls = raw.get("tool_calls") or []
-    _need(isinstance(calls, list), f"{where}: tool_calls must be a list")
+    need(isinstance(calls, list), f"{where}: tool_calls must be a list")
     for j, call in enumerate(calls):
         cw = f"{where}.tool_calls[{j}]"
-        _need(isinstance(call, dict) and isinstance(call.get("id"), str), f"{cw}: id is required")
+        need(isinstance(call, dict) and isinstance(call.get("id"), str), f"{cw}: id is required")
         fn = call.get("function")
-        _need(isinstance(fn, dict) and isinstance(fn.get("name"), str), f"{cw}: name is required")
+        need(isinstance(fn, dict) and isinstance(fn.get("name"), str), f"{cw}: name is required")
         msg.tool_calls.append(Call(call["id"], fn["name"], _arguments(fn.get("arguments"), cw)))
     return msg
 
@@ -208,36 +202,37 @@ def _chat_message(raw: Any, i: int) -> Message:
 def parse_responses(body: Any) -> Turn:
     """Read a ``/v1/responses`` body (stateless: ``previous_response_id`` is refused)."""
     model, stream = _common(body)
-    _need(body.get("previous_response_id") is None, "previous_response_id is not supported")
+    need(body.get("previous_response_id") is None, "previous_response_id is not supported")
     messages: list[Message] = []
     instructions = body.get("instructions")
-    if isinstance(instructions, str) and instructions:
+    need(instructions is None or isinstance(instructions, str), "instructions must be a string")
+    if instructions:
         messages.append(Message("system", instructions))
     raw_input = body.get("input")
     if isinstance(raw_input, str):
         messages.append(Message("user", raw_input))
     else:
-        _need(isinstance(raw_input, list) and bool(raw_input), "input must be a string or a list")
+        need(isinstance(raw_input, list) and bool(raw_input), "input must be a string or a list")
         _input_items(raw_input, messages)
     tools = _responses_tools(body.get("tools"))
-    return Turn(
-        "responses", model, messages, tools, _choice(body.get("tool_choice"), tools), stream
-    )
+    choice = _choice(body.get("tool_choice"), tools)
+    knobs = read_knobs(body, "responses", stream)
+    return Turn("responses", model, messages, tools, choice, stream, knobs)
 
 
 def _input_items(items: list[Any], messages: list[Message]) -> None:
     pending_reasoning: list[str] = []
     for i, item in enumerate(items):
         where = f"input[{i}]"
-        _need(isinstance(item, dict), f"{where} must be an object")
+        need(isinstance(item, dict), f"{where} must be an object")
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             role = item.get("role")
-            _need(role in _CHAT_ROLES, f"{where}: unknown role {role!r}")
+            need(role in _CHAT_ROLES, f"{where}: unknown role {role!r}")
             messages.append(Message(_CHAT_ROLES[role], _text(item.get("content"), where)))
         elif kind == "function_call":
             for key in ("call_id", "name"):
-                _need(isinstance(item.get(key), str), f"{where}: {key} is required")
+                need(isinstance(item.get(key), str), f"{where}: {key} is required")
             ns = item.get("namespace")
             name = f"{ns}__{item['name']}" if isinstance(ns, str) and ns else item["name"]
             call = Call(item["call_id"], name, _arguments(item.get("arguments", ""), where))
@@ -245,7 +240,7 @@ def _input_items(items: list[Any], messages: list[Message]) -> None:
                 messages.append(Message("assistant"))
             messages[-1].tool_calls.append(call)
         elif kind == "function_call_output":
-            _need(isinstance(item.get("call_id"), str), f"{where}: call_id is required")
+            need(isinstance(item.get("call_id"), str), f"{where}: call_id is required")
             output = item.get("output")
             out = output if isinstance(output, str) else _text(output, where)
             messages.append(Message("tool", out, tool_call_id=item["call_id"]))
@@ -263,23 +258,23 @@ def _input_items(items: list[Any], messages: list[Message]) -> None:
 
 
 def _responses_tools(raw: Any) -> list[ToolSpec] | None:
-    _need(raw is None or isinstance(raw, list), "tools must be a list")
+    need(raw is None or isinstance(raw, list), "tools must be a list")
     if not raw:
         return None
     tools: list[ToolSpec] = []
     for i, tool in enumerate(raw):
         where = f"tools[{i}]"
-        _need(isinstance(tool, dict), f"{where} must be an object")
+        need(isinstance(tool, dict), f"{where} must be an object")
         if tool.get("type") == "function":
             tools.append(_function_spec(tool, None, where))
         elif tool.get("type") == "namespace":
             ns = tool.get("name")
             inner = tool.get("tools")
-            _need(isinstance(ns, str) and bool(ns), f"{where}: namespace name is required")
-            _need(isinstance(inner, list), f"{where}: namespace tools must be a list")
+            need(isinstance(ns, str) and bool(ns), f"{where}: namespace name is required")
+            need(isinstance(inner, list), f"{where}: namespace tools must be a list")
             for j, fn in enumerate(inner):
                 fw = f"{where}.tools[{j}]"
-                _need(isinstance(fn, dict) and fn.get("type") == "function", f"{fw}: bad tool")
+                need(isinstance(fn, dict) and fn.get("type") == "function", f"{fw}: bad tool")
                 tools.append(_function_spec(fn, ns, fw))
         else:
             raise BadRequest(f"{where}: unsupported tool type {tool.get('type')!r}")

@@ -13,9 +13,20 @@ from dataclasses import dataclass, field
 
 from .profiles import KimiGrammar, Miss
 
-__all__ = ["ParseFailure", "Parsed", "ParsedCall", "parse_harmony", "parse_kimi", "strip_markup"]
+__all__ = [
+    "SECTION_BEGIN",
+    "SECTION_END",
+    "ParseFailure",
+    "Parsed",
+    "ParsedCall",
+    "parse_harmony",
+    "parse_kimi",
+    "strip_markup",
+]
 
-_SECTION = "<|tool_calls_section_begin|>"
+SECTION_BEGIN = "<|tool_calls_section_begin|>"
+SECTION_END = "<|tool_calls_section_end|>"
+_SECTION = SECTION_BEGIN
 _CALL = re.compile(
     r"<\|tool_call_begin\|>(.*?)<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>", re.S
 )

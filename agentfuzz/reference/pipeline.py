@@ -9,7 +9,7 @@ from typing import Any
 
 from .intake import Turn, parse_chat
 from .model import Constraint, generate
-from .parsers import Parsed, parse_harmony, parse_kimi
+from .parsers import SECTION_BEGIN, SECTION_END, Parsed, ParseFailure, parse_harmony, parse_kimi
 from .profiles import Profile, get_profile
 from .renumber import renumber
 from .templates import render
@@ -67,6 +67,8 @@ def answer(profile: Profile, turn: Turn, *, seed: int, temperature: float, count
         key = f"{seed}:{digest.hexdigest()}"
     rng = random.Random(key)
     raw = generate(profile.template, prompt, constraint, rng, temperature)
+    if profile.stop_in_raw:
+        raw = _cut_raw(raw, turn)
     names = [t.name for t in turn.tools or []]
     if turn.tools is None and profile.leak_without_tools:
         # No tools, so no tool parser runs: whatever the model wrote is content.
@@ -75,4 +77,12 @@ def answer(profile: Profile, turn: Turn, *, seed: int, temperature: float, count
         parsed = parse_harmony(raw, names)
     else:
         parsed = parse_kimi(raw, names, profile.grammar, profile.miss)
-    return Answer(prompt, raw, parsed, rng)
+    return Answer(prompt, raw, turn.knobs.apply(parsed), rng)
+
+
+def _cut_raw(raw: str, turn: Turn) -> str:
+    """The planted fault: a stop string matched in the raw output, tool-call markup included."""
+    cut, stopped = turn.knobs.cut(raw)
+    if stopped and SECTION_BEGIN in cut and SECTION_END not in cut:
+        raise ParseFailure(cut[cut.find(SECTION_BEGIN) :])
+    return cut

@@ -43,6 +43,9 @@ class Profile:
     stream_reasoning_prefix: str = "rs_"
     # Without ``tools`` the server neither constrains decoding nor parses (seed 004).
     leak_without_tools: bool = False
+    # Stop strings are matched in the raw output, markup included, and the parser fails on
+    # the call section a stop left open (a planted fault for the ``stop`` dimension).
+    stop_in_raw: bool = False
 
 
 _PROFILES = (
@@ -114,6 +117,11 @@ _PROFILES = (
         seed="004",
         summary="A request that omits tools gets the model's raw tool-call markup as content.",
         leak_without_tools=True,
+    ),
+    Profile(
+        name="stop-cuts-markup",
+        summary="Planted: stop strings match inside tool-call markup; the open section is a 500.",
+        stop_in_raw=True,
     ),
 )
 

@@ -21,10 +21,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from .chat_out import chat_body, chat_error_events, chat_events
-from .intake import BadRequest, Turn, parse_chat, parse_responses
+from .intake import Turn, parse_chat, parse_responses
 from .parsers import ParseFailure
 from .pipeline import answer
 from .profiles import Profile, get_profile
+from .refusal import BadRequest
 from .responses_out import response_body, response_error_events, response_events
 
 __all__ = ["create_app", "run", "serve_in_thread"]
@@ -91,9 +92,9 @@ class _Server:
             return JSONResponse(
                 chat_body(self.profile, turn.model, got.prompt, got.parsed, got.rng)
             )
-        return _sse(
-            (None, data) for data in chat_events(self.profile, turn.model, got.parsed, got.rng)
-        )
+        usage_of = got.prompt if turn.knobs.include_usage else None
+        events = chat_events(self.profile, turn.model, got.parsed, got.rng, usage_of)
+        return _sse((None, data) for data in events)
 
     async def responses(self, request: Request) -> Response:
         turn = await self._turn(request, "responses")

@@ -1,0 +1,139 @@
+"""The request surface as a careful server reads it: each field honoured, or refused with a 400.
+
+Honoured: ``stop`` (matched in the visible text; generation ends there, so no call follows),
+``parallel_tool_calls: false`` (one call at most), ``stream_options.include_usage`` (a last
+chunk with the usage). Accepted as hints the scripted model has no use for: penalties,
+``user``, ``metadata``, reasoning effort, ``store``, ``truncation``, top_k, min_p,
+repetition_penalty, budgets of 16 tokens or more (every scripted answer is shorter), and
+``max_tool_calls``, which caps built-in tool calls, of which this server has none. Refused,
+as a server that cannot do them should: ``n`` above 1, log probabilities, any response format
+but text, ``include`` entries, budgets under 16 tokens (this server cannot cut an answer
+inside a call the way it would have to). Wrong types are refused everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .parsers import Parsed
+from .refusal import need
+
+__all__ = ["Knobs", "read_knobs"]
+
+_EFFORTS = ("minimal", "low", "medium", "high")
+_SUMMARIES = ("auto", "concise", "detailed")
+_SHORTEST = 16
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """What the server does with the surface: stop strings, a cap on calls, a usage chunk."""
+
+    stop: tuple[str, ...] = ()
+    max_calls: int | None = None
+    include_usage: bool = False
+
+    def cut(self, text: str) -> tuple[str, bool]:
+        """``text`` up to its first stop string, and whether one was found."""
+        ends = [text.find(s) for s in self.stop if s and s in text]
+        return (text[: min(ends)], True) if ends else (text, False)
+
+    def apply(self, parsed: Parsed) -> Parsed:
+        """The turn as sent: cut at a stop string in the text, calls capped."""
+        content, stopped = self.cut(parsed.content)
+        calls = [] if stopped else parsed.calls
+        if self.max_calls is not None:
+            calls = calls[: self.max_calls]
+        return replace(parsed, content=content, calls=calls)
+
+
+def _number(body: dict[str, Any], key: str, low: float, high: float) -> None:
+    value = body.get(key)
+    ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+    ok = ok and (value is None or low <= value <= high)
+    need(ok, f"{key} must be a number in [{low}, {high}]")
+
+
+def _kind(body: dict[str, Any], key: str, kinds: type | tuple[type, ...], what: str) -> Any:
+    value = body.get(key)
+    need(value is None or isinstance(value, kinds), f"{key} must be {what}")
+    return value
+
+
+def _stop(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    stops = [value] if isinstance(value, str) else value
+    ok = isinstance(stops, list) and all(isinstance(s, str) for s in stops)
+    need(ok and len(stops) <= 4, "stop must be a string or a list of at most 4 strings")
+    return tuple(stops)
+
+
+def _format(body: dict[str, Any], api: str) -> None:
+    if api == "chat":
+        fmt = _kind(body, "response_format", dict, "an object")
+    else:
+        text = _kind(body, "text", dict, "an object")
+        fmt = None if text is None else text.get("format")
+        need(fmt is None or isinstance(fmt, dict), "text.format must be an object")
+    if fmt is not None:
+        need(fmt.get("type") == "text", f"response format {fmt.get('type')!r} is not supported")
+
+
+def _reasoning(body: dict[str, Any], api: str) -> None:
+    if api == "chat":
+        effort = _kind(body, "reasoning_effort", str, "a string")
+        need(effort is None or effort in _EFFORTS, f"reasoning_effort {effort!r} is not known")
+        return
+    reasoning = _kind(body, "reasoning", dict, "an object")
+    if reasoning is not None:
+        need(reasoning.get("effort") in (None, *_EFFORTS), "reasoning.effort is not known")
+        need(reasoning.get("summary") in (None, *_SUMMARIES), "reasoning.summary is not known")
+
+
+def _metadata(body: dict[str, Any]) -> None:
+    meta = _kind(body, "metadata", dict, "an object")
+    ok = meta is None or all(isinstance(v, str) and len(v) <= 512 for v in meta.values())
+    need(ok and len(meta or {}) <= 16, "metadata must hold at most 16 string values")
+
+
+def _budget(body: dict[str, Any]) -> None:
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            need(value >= _SHORTEST, f"{key} must be at least {_SHORTEST} on this server")
+
+
+def _calls_cap(body: dict[str, Any]) -> int | None:
+    parallel = _kind(body, "parallel_tool_calls", bool, "a boolean")
+    cap = _kind(body, "max_tool_calls", int, "an integer")
+    need(cap is None or (cap >= 1 and not isinstance(cap, bool)), "max_tool_calls must be >= 1")
+    return 1 if parallel is False else None
+
+
+def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
+    """The surface fields of ``body`` checked, and what the server will do with them."""
+    need(body.get("n") in (None, 1), "n > 1 is not supported")
+    need(body.get("logprobs") in (None, False), "logprobs are not supported")
+    need(body.get("top_logprobs") in (None, 0), "top_logprobs are not supported")
+    for key in ("presence_penalty", "frequency_penalty"):
+        _number(body, key, -2.0, 2.0)
+    for key, low, high in (("top_k", -1, 1 << 20), ("min_p", 0, 1), ("repetition_penalty", 0, 10)):
+        _number(body, key, low, high)
+    _kind(body, "user", str, "a string")
+    _kind(body, "store", bool, "a boolean")
+    truncation = body.get("truncation")
+    need(truncation in (None, "auto", "disabled"), "truncation must be auto or disabled")
+    include = _kind(body, "include", list, "a list")
+    need(not include, f"include {include!r} is not supported")
+    _metadata(body)
+    _format(body, api)
+    _reasoning(body, api)
+    _budget(body)
+    options = _kind(body, "stream_options", dict, "an object")
+    need(options is None or stream, "stream_options needs stream: true")
+    usage = (options or {}).get("include_usage")
+    need(usage is None or isinstance(usage, bool), "stream_options.include_usage: not a boolean")
+    stop, cap = _stop(body.get("stop")), _calls_cap(body)
+    return Knobs(stop=stop, max_calls=cap, include_usage=bool(usage))

@@ -1,0 +1,122 @@
+"""The reference server reads the request surface as a careful server does: each field is
+honoured, or refused with a JSON 400 that says which; nothing is a 500 on the fixed profile."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from agentfuzz.reference import create_app
+from agentfuzz.reference.knobs import Knobs
+from agentfuzz.reference.parsers import Parsed, ParsedCall
+
+TOOL = {
+    "type": "function",
+    "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}},
+}
+
+
+def _chat(**fields: Any) -> dict[str, Any]:
+    text = fields.pop("text", "Use get_weather.")
+    body = {"model": "m", "messages": [{"role": "user", "content": text}], "tools": [TOOL]}
+    return body | fields
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app("fixed"))
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"n": 2}, "n > 1"),
+        ({"logprobs": True}, "logprobs"),
+        ({"top_logprobs": 3}, "top_logprobs"),
+        ({"response_format": {"type": "json_object"}}, "'json_object' is not supported"),
+        ({"max_tokens": 3}, "max_tokens must be at least 16"),
+        ({"max_completion_tokens": 1}, "max_completion_tokens must be at least 16"),
+        ({"stream_options": {"include_usage": True}}, "needs stream: true"),
+        ({"stop": ["a", "b", "c", "d", "e"]}, "at most 4"),
+        ({"stop": 5}, "stop must be"),
+        ({"presence_penalty": 3.0}, "presence_penalty must be a number in"),
+        ({"metadata": {"k": 1}}, "metadata"),
+        ({"reasoning_effort": "huge"}, "reasoning_effort"),
+        ({"parallel_tool_calls": "no"}, "parallel_tool_calls must be a boolean"),
+        ({"user": 7}, "user must be a string"),
+    ],
+)
+def test_what_it_cannot_do_is_a_json_400_naming_the_field(
+    client: TestClient, fields: dict[str, Any], says: str
+) -> None:
+    answer = client.post("/v1/chat/completions", json=_chat(**fields))
+    assert answer.status_code == 400
+    assert says in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"n": 1, "logprobs": False, "top_logprobs": 0},
+        {"presence_penalty": -2, "frequency_penalty": 1.5, "user": "", "metadata": {}},
+        {"reasoning_effort": "low", "response_format": {"type": "text"}, "max_tokens": 16},
+        {"top_k": 40, "min_p": 0.1, "repetition_penalty": 1.2},
+    ],
+)
+def test_hints_and_plain_values_are_accepted(client: TestClient, fields: dict[str, Any]) -> None:
+    assert client.post("/v1/chat/completions", json=_chat(**fields)).status_code == 200
+
+
+def test_responses_fields_are_read_too(client: TestClient) -> None:
+    def send(**fields: Any) -> Any:
+        body = {"model": "m", "input": "Use get_weather.", "tools": [TOOL["function"] | TOOL]}
+        return client.post("/v1/responses", json=body | fields)
+
+    ok = send(store=False, truncation="auto", reasoning={"effort": "high", "summary": "auto"})
+    assert ok.status_code == 200
+    assert send(include=["message.output_text.logprobs"]).status_code == 400
+    assert send(text={"format": {"type": "json_schema", "name": "a"}}).status_code == 400
+    assert send(instructions=5).status_code == 400
+    assert send(max_output_tokens=8).status_code == 400
+    assert send(max_tool_calls=0).status_code == 400
+    # max_tool_calls caps built-in tools only: function calls go on.
+    assert send(max_tool_calls=1).status_code == 200
+
+
+def test_a_stop_string_ends_the_visible_text_and_no_call_follows(client: TestClient) -> None:
+    def message(**fields: Any) -> dict[str, Any]:
+        body = _chat(text="hello there", **fields)
+        del body["tools"]
+        answer: dict[str, Any] = client.post("/v1/chat/completions", json=body).json()
+        return answer["choices"][0]["message"]
+
+    text = message()["content"]
+    assert text and len(text) > 3
+    stop = text[2:4]
+    assert (message(stop=[stop])["content"] or "") == text[: text.find(stop)]
+    # Generation ends at the stop: a call written after it never comes.
+    turn = Parsed(content="ab cd", calls=[ParsedCall(0, "functions.f:0", "f", "{}")])
+    assert Knobs(stop=("cd",)).apply(turn) == Parsed(content="ab ")
+    assert Knobs(max_calls=1).apply(Parsed(calls=turn.calls * 2)).calls == turn.calls
+    # A stop that only the call's markup holds changes nothing on a careful server.
+    called = client.post("/v1/chat/completions", json=_chat(stop="}")).json()
+    assert called["choices"][0]["message"]["tool_calls"]
+
+
+def test_include_usage_adds_a_last_chunk_with_the_usage(client: TestClient) -> None:
+    body = _chat(stream=True, stream_options={"include_usage": True})
+    with client.stream("POST", "/v1/chat/completions", json=body) as answer:
+        lines = [line.removeprefix("data: ") for line in answer.iter_lines() if line.strip()]
+    chunks = [json.loads(x) for x in lines if x.startswith("{")]
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
+    assert all(c["choices"] for c in chunks[:-1]) and lines[-1] == "[DONE]"
+
+
+def test_the_planted_profile_fails_only_where_a_stop_cuts_the_markup() -> None:
+    planted = TestClient(create_app("stop-cuts-markup"))
+    assert planted.post("/v1/chat/completions", json=_chat(stop="}")).status_code == 500
+    assert planted.post("/v1/chat/completions", json=_chat(stop="zzz")).status_code == 200
+    assert planted.post("/v1/chat/completions", json=_chat()).status_code == 200
