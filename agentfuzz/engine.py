@@ -103,6 +103,7 @@ class _Run:
             report.examples = dict(self.meter.by_phase)
             report.calls = target.calls
             report.latency, report.timeouts = target.latency, target.timeouts
+            report.coverage = target.coverage
             if target.answered and target.not_served == target.answered:
                 report.not_served = target.last_not_served.strip()
             target.close()

@@ -17,7 +17,7 @@ from agentfuzz.observation import Observation, Violation
 from agentfuzz.reduction import case_size
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.session import Turn
-from agentfuzz.summary import FindingRow, Latency, Summary, TurnRow
+from agentfuzz.summary import Coverage, FindingRow, Latency, Summary, TurnRow
 
 __all__ = ["Finding", "FindingStore", "Report", "Status", "TurnTable"]
 
@@ -89,6 +89,8 @@ class Report:
     # Per mode: each answer's seconds, and how many were slow answers (out of time, no fault).
     latency: dict[str, list[float]] = field(default_factory=dict)
     timeouts: dict[str, int] = field(default_factory=dict)
+    # Per dimension of the request surface: how the target answered the requests that used it.
+    coverage: dict[str, Coverage] = field(default_factory=dict)
 
     def summary(self) -> Summary:
         """The run as data: what ``summary.json`` holds for machines reading a run."""
@@ -121,6 +123,7 @@ class Report:
             error=self.error,
             latency={m: Latency.of(s, self.timeouts.get(m, 0)) for m, s in self.latency.items()},
             samples=self.latency,
+            coverage=self.coverage,
         )
 
 

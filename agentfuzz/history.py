@@ -131,13 +131,19 @@ ToolChoice = Literal["auto", "none", "required"] | str
 
 
 class Options(_Frozen):
-    """Request knobs. A ``tool_choice`` that is not auto/none/required names a function."""
+    """Request knobs. A ``tool_choice`` that is not auto/none/required names a function.
+
+    ``fields`` are top-level fields of the api's own wire form (``stop``, ``n``,
+    ``max_output_tokens``, ``text``…), sent as they are after the knobs: the rest of the
+    request surface, which ``agentfuzz.surface`` names dimension by dimension.
+    """
 
     include_tools: bool = True
     tool_choice: ToolChoice | None = None
     seed: int | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    fields: dict[str, Any] = Field(default_factory=dict)
 
 
 class Provenance(_Frozen):

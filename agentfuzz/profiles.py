@@ -26,6 +26,7 @@ from pydantic import (
 
 from agentfuzz.ids import ADVERSARIAL, FAMILIES
 from agentfuzz.plan import POLICIES, Policy
+from agentfuzz.surface import DEFAULT_DIMENSIONS, DIMENSIONS
 
 __all__ = [
     "KnobDefaults",
@@ -89,6 +90,8 @@ class Profile(BaseModel):
     switch_modes: bool = True
     server_honours_seed: bool = False
     knob_defaults: KnobDefaults = KnobDefaults()
+    # The request surface's dimensions a request may use (agentfuzz/surface.py), by swarm.
+    surface: tuple[str, ...] = DEFAULT_DIMENSIONS
     # Signature prefixes this target's model produces on its own (e.g. "bad_arguments:schema"
     # where nothing constrains the arguments): judged and recorded, never reported as findings.
     model_signatures: tuple[str, ...] = ()
@@ -100,6 +103,16 @@ class Profile(BaseModel):
             raise ValueError("needs at least one policy")
         if len(set(value)) != len(value):
             raise ValueError("lists a policy twice")
+        return value
+
+    @field_validator("surface")
+    @classmethod
+    def _known_dimensions(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [v for v in value if v not in DIMENSIONS]
+        if unknown:
+            raise ValueError(f"unknown dimension {unknown[0]!r} (known: {', '.join(DIMENSIONS)})")
+        if len(set(value)) != len(value):
+            raise ValueError("lists a dimension twice")
         return value
 
     @field_validator("id_families")

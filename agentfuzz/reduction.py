@@ -7,8 +7,9 @@ also applies to histories Hypothesis never generated (a captured 40-turn session
 Three stages, each keeping the case failing: delta debugging over whole turns, then over items
 (an assistant message goes with the results of its calls), both cutting big chunks first so a
 long session costs a few dozen tries rather than hundreds; then greedy single steps: one item,
-one call of a parallel group, assistant text beside calls, unused tools, request knobs, and
-simplifications (texts and tool outputs emptied, arguments ``{}``, call ids renamed ``call_N``).
+one call of a parallel group, assistant text beside calls, unused tools, request knobs, each
+surface field (and each entry of a list-valued one), and simplifications (texts and tool
+outputs emptied, arguments ``{}``, call ids renamed ``call_N``).
 Every candidate is well formed: it opens with the user and ends where the server must speak. A
 removed call takes its results with it; a result left orphaned only by removing it alone.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agentfuzz.history import (
     AssistantMessage,
@@ -98,11 +99,28 @@ def candidates(case: Case) -> Iterator[Case]:
         if tool.flat_name not in used:
             history = case.history.model_copy(update={"tools": tools[:i] + tools[i + 1 :]})
             yield case.model_copy(update={"history": history})
-    # Knobs back to their defaults.
+    # Knobs back to their defaults, all at once, then the surface's fields one at a time.
     plain = Options(include_tools=case.options.include_tools, tool_choice=case.options.tool_choice)
     if case.options != plain:
         yield case.model_copy(update={"options": plain})
+    yield from _fewer_fields(case)
     yield from _simpler(case)
+
+
+def _fewer_fields(case: Case) -> Iterator[Case]:
+    """Without each surface field; a list-valued one (``stop``, ``include``) one entry shorter."""
+    fields = case.options.fields
+
+    def having(changed: dict[str, Any]) -> Case:
+        return case.model_copy(
+            update={"options": case.options.model_copy(update={"fields": changed})}
+        )
+
+    for key, value in fields.items():
+        yield having({k: v for k, v in fields.items() if k != key})
+        if isinstance(value, list) and len(value) > 1:
+            for i in range(len(value)):
+                yield having(fields | {key: value[:i] + value[i + 1 :]})
 
 
 def _simpler(case: Case) -> Iterator[Case]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["FailedShard", "FindingRow", "Latency", "Summary", "TurnRow"]
+__all__ = ["Coverage", "FailedShard", "FindingRow", "Latency", "Summary", "TurnRow"]
 
 
 class FindingRow(BaseModel):
@@ -54,6 +54,27 @@ class Latency(BaseModel):
         return cls(requests=len(ranked), timeouts=timeouts, p50_s=rank(0.5), p95_s=rank(0.95))
 
 
+class Coverage(BaseModel):
+    """One dimension of the request surface: requests that used it and how the target answered
+    (2xx, a 4xx refusal, a 5xx, a transport failure, a slow answer)."""
+
+    requests: int = 0
+    ok: int = 0
+    refused: int = 0
+    error: int = 0
+    failed: int = 0
+    slow: int = 0
+
+    def add(self, other: Coverage) -> None:
+        for name in Coverage.model_fields:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @property
+    def always_refused(self) -> bool:
+        """Every request that used it was refused: the target does not support it."""
+        return self.requests > 0 and self.refused == self.requests
+
+
 class FailedShard(BaseModel):
     shard: int
     why: str
@@ -78,6 +99,8 @@ class Summary(BaseModel):
     not_served: str | None = None
     error: str | None = None
     latency: dict[str, Latency] = {}
+    # Per dimension of the request surface (agentfuzz/surface.py): how the target answered it.
+    coverage: dict[str, Coverage] = {}
     # --workers: the reason the target could not be reached, the shards, those that failed.
     unreachable: str | None = None
     shards: int | None = None

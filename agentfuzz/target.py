@@ -24,9 +24,11 @@ import httpx
 from agentfuzz.config import label
 from agentfuzz.dialects import assemble, build_request
 from agentfuzz.history import Case
-from agentfuzz.observation import BackendRequest, Observation
+from agentfuzz.observation import BackendRequest, Exchange, Observation
 from agentfuzz.options import RECORD_MODES
 from agentfuzz.profiles import KnobDefaults
+from agentfuzz.summary import Coverage
+from agentfuzz.surface import used
 from agentfuzz.transport.cassette import (
     CassetteError,
     CassetteTransport,
@@ -113,6 +115,8 @@ class Target:
         # Per mode (``chat/stream``): each answer's seconds, and how many were slow answers.
         self.latency: dict[str, list[float]] = {}
         self.timeouts: dict[str, int] = {}
+        # Per dimension of the request surface the requests used: how the target answered.
+        self.coverage: dict[str, Coverage] = {}
 
     @contextlib.contextmanager
     def cassette(self, path: Path, about: dict[str, Any]) -> Iterator[None]:
@@ -150,6 +154,11 @@ class Target:
         self.latency.setdefault(mode, []).append(round(exchange.elapsed, 3))
         if exchange.slow:
             self.timeouts[mode] = self.timeouts.get(mode, 0) + 1
+        answered = _answer_class(exchange)
+        for dimension in used(case):
+            row = self.coverage.setdefault(dimension, Coverage())
+            row.requests += 1
+            setattr(row, answered, getattr(row, answered) + 1)
         if exchange.status in NOT_SERVED:
             self.not_served += 1
             self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
@@ -178,6 +187,18 @@ class Target:
 
     def close(self) -> None:
         self.transport.close()
+
+
+def _answer_class(exchange: Exchange) -> str:
+    """The coverage column an answer counts in."""
+    if exchange.slow:
+        return "slow"
+    status = exchange.status
+    if exchange.failure or status is None:
+        return "failed"
+    if status >= 500:
+        return "error"
+    return "refused" if status >= 400 else "ok"
 
 
 def _with_defaults(case: Case, defaults: dict[str, Any]) -> Case:

@@ -33,7 +33,7 @@ from typing import Any
 from agentfuzz.config import FuzzConfig, ShardSpec
 from agentfuzz.engine import Progress
 from agentfuzz.findings import Status
-from agentfuzz.summary import FailedShard, FindingRow, Latency, Summary, TurnRow
+from agentfuzz.summary import Coverage, FailedShard, FindingRow, Latency, Summary, TurnRow
 
 __all__ = ["SHARD_SPEC", "groups", "merge", "merged_status", "run_sharded", "spec_of"]
 
@@ -278,8 +278,11 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
     turns: dict[str, TurnRow] = {}
     samples: dict[str, list[float]] = {}
     timeouts: Counter[str] = Counter()
+    coverage: dict[str, Coverage] = {}
     for summary in summaries:
         examples.update(summary.examples)
+        for dimension, used in summary.coverage.items():
+            coverage.setdefault(dimension, Coverage()).add(used)
         for mode, seconds in summary.samples.items():
             samples.setdefault(mode, []).extend(seconds)
         timeouts.update({m: row.timeouts for m, row in summary.latency.items()})
@@ -295,6 +298,7 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
         session_turns=dict(sorted(turns.items(), key=lambda kv: int(kv[0]))),
         latency={m: Latency.of(s, timeouts[m]) for m, s in samples.items()},
         samples=samples,
+        coverage=coverage,
         stopped_answering=any(s.stopped_answering for s in summaries),
         interrupted=any(s.interrupted for s in summaries),
         out_of_time=any(s.out_of_time for s in summaries),

@@ -191,11 +191,13 @@ def test_max_time_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
 
 def test_a_slow_answer_is_counted_never_a_finding(tmp_path: Path) -> None:
     # A buggy server, but too slow for the timeout: nothing it did is judged, nothing is written.
-    out = tmp_path / "out"
+    # No surface fields: the server refuses some at once, and a refusal is not slow.
+    out, plain = tmp_path / "out", tmp_path / "plain.toml"
+    plain.write_text("surface = []\n")
     with serve_in_thread("vllm-kimi-k2", latency_ms=500) as url:
         code, output = _fuzz(
             "--base-url", url, "--model", "m", "--max-examples", "3", "--timeout", "0.1",
-            "--out", str(out),
+            "--out", str(out), "--profile", str(plain),
         )  # fmt: skip
     assert code == 2 and "every request ran out of time: nothing was tested" in output
     assert "slow answers, counted, not findings" in " ".join(output.split())

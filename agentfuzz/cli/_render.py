@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from agentfuzz.summary import Summary, TurnRow
+from agentfuzz.summary import Coverage, Summary, TurnRow
 
 __all__ = ["summary"]
 
@@ -31,6 +31,8 @@ def summary(console: Console, done: Summary) -> None:
             console.print(f"repro: {path}", soft_wrap=True, highlight=False)
     if done.session_turns:
         _turn_table(console, done.session_turns)
+    if done.coverage:
+        _coverage_table(console, done.coverage)
     examples = ", ".join(f"{mode} {n}" for mode, n in done.examples.items())
     shards = f" · {done.shards} workers" if done.shards else ""
     console.print(
@@ -74,6 +76,20 @@ def _latency(console: Console, done: Summary) -> None:
             "counted, not findings (raise --timeout, or bound max_tokens in the profile)",
             highlight=False,
         )
+
+
+def _coverage_table(console: Console, coverage: dict[str, Coverage]) -> None:
+    """Per dimension of the request surface: requests that used it, how the target answered."""
+    table = Table(title="request surface coverage")
+    table.add_column("dimension", no_wrap=True)
+    for column in ("requests", "2xx", "4xx", "5xx", "failed", "slow"):
+        table.add_column(column, justify="right")
+    table.add_column("")
+    for name, row in sorted(coverage.items(), key=lambda kv: -kv[1].requests):
+        counts = (row.requests, row.ok, row.refused, row.error, row.failed, row.slow)
+        note = "always refused" if row.always_refused else ""
+        table.add_row(name, *(str(n) for n in counts), note)
+    console.print(table)
 
 
 def _turn_table(console: Console, turns: dict[str, TurnRow]) -> None:

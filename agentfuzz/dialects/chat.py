@@ -37,6 +37,8 @@ def build_chat(case: Case, model: str) -> dict[str, Any]:
         body["temperature"] = opts.temperature
     if opts.max_tokens is not None:
         body["max_tokens"] = opts.max_tokens
+    # The rest of the surface as drawn, in the api's own wire form; it never touches the stream.
+    body.update((k, v) for k, v in opts.fields.items() if k != "stream")
     return body
 
 
@@ -137,8 +139,8 @@ def _reasoning_of(obj: dict[str, Any]) -> str:
 
 
 def _from_completion(body: Any) -> dict[str, Any]:
-    choices = as_list(as_dict(body).get("choices"))
-    choice = as_dict(choices[0]) if choices else {}
+    choices = [as_dict(c) for c in as_list(as_dict(body).get("choices"))]
+    choice = next((c for c in choices if c.get("index", 0) == 0), choices[0] if choices else {})
     message = as_dict(choice.get("message"))
     calls = []
     for i, raw in enumerate(as_list(message.get("tool_calls"))):
@@ -185,8 +187,11 @@ class _Accumulator:
         chunk_id = as_str(chunk.get("id"))
         if chunk_id is not None:
             self.chunk_ids.append(chunk_id)
-        for raw in as_list(chunk.get("choices"))[:1]:
+        for raw in as_list(chunk.get("choices")):
             choice = as_dict(raw)
+            if choice.get("index", 0) != 0:
+                # With ``n`` > 1 choices interleave; the turn a client carries on is choice 0.
+                continue
             delta = as_dict(choice.get("delta"))
             self.text.append(_text_of(delta.get("content")))
             self.reasoning.append(_reasoning_of(delta))

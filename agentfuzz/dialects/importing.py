@@ -4,11 +4,11 @@ Reads a ``repro.json``, a chat or Responses body, a bare ``messages`` or ``input
 JSONL (a session, one body a line). Any body agentfuzz builds comes back unchanged,
 ``build_request(parse_request(body), model)[1] == body``, though not always from the same
 ``Case``: chat folds standalone reasoning into the next assistant message; Responses reasoning
-comes back as ``ReasoningItem``s under the ids they were sent with. Dropped or normalized:
-``model`` and keys not read here, reasoning ``encrypted_content``, a namespace's description,
-content parts (joined), ``max_completion_tokens``/``max_output_tokens`` (sent back under the
-dialect's own name), a ``tool_choice`` without tools. Responses ``instructions`` become a
-leading system message, an ``input`` string a user message.
+comes back as ``ReasoningItem``s under the ids they were sent with. Top-level keys not read
+here (``stop``, ``instructions``, ``max_completion_tokens``, a ``tool_choice`` without tools…)
+are kept as they came, in ``Options.fields``, so ``reduce`` can take each away. Dropped or
+normalized: ``model``, reasoning ``encrypted_content``, a namespace's description, content
+parts (joined); an ``input`` string becomes a user message.
 """
 
 from __future__ import annotations
@@ -40,7 +40,12 @@ from agentfuzz.history import (
 __all__ = ["InputError", "parse_input", "parse_jsonl", "parse_request", "parse_text"]
 
 _MODES = ("auto", "none", "required")
-_LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+# The top-level keys read into the case; the rest travel as they came (Options.fields).
+_LIMIT: dict[Api, str] = {"chat": "max_tokens", "responses": "max_output_tokens"}
+_READ: dict[Api, set[str]] = {
+    "chat": {"model", "messages", "tools", "stream", "seed", "temperature", "max_tokens"},
+    "responses": {"model", "input", "tools", "stream", "temperature", "max_output_tokens"},
+}
 _ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning")
 _ROLES = ("user", "system", "developer", "assistant")
 _UNKNOWN = "not a request body, a messages array, an input array, a repro.json or JSONL"
@@ -201,18 +206,18 @@ def _request(body: dict[str, Any], api: Api | None) -> Case:
         items = _chat_items(_f.want(body.get("messages"), list, "messages"), "messages")
     else:
         items = _responses_items(body.get("input"), "input")
-        if body.get("instructions") is not None:
-            items.insert(0, SystemMessage(text=_f.str_(body, "instructions", "")))
     declared = _f.want(_f.get(body, "tools", []), list, "tools")
     tools = [t for i, raw in enumerate(declared) for t in _tools(raw, f"tools[{i}]")]
     stream = _f.get(body, "stream", False)
-    limit = next((k for k in _LIMITS if body.get(k) is not None), None)
+    read = _READ[api] | ({"tool_choice"} if tools else set())
+    limit = _LIMIT[api]
     options = Options(
         include_tools=bool(tools),
         tool_choice=_tool_choice(body.get("tool_choice")) if tools else None,
-        seed=_f.number(body, "seed", integer=True),
+        seed=_f.number(body, "seed", integer=True) if "seed" in read else None,
         temperature=_f.number(body, "temperature", integer=False),
-        max_tokens=_f.number(body, limit, integer=True) if limit else None,
+        max_tokens=_f.number(body, limit, integer=True),
+        fields={k: v for k, v in body.items() if k not in read},
     )
     history = History(tools=tuple(tools), items=tuple(items))
     return Case(history=history, options=options, api=api, stream=_f.want(stream, bool, "stream"))

@@ -35,6 +35,8 @@ def build_responses(case: Case, model: str) -> dict[str, Any]:
         body["temperature"] = opts.temperature
     if opts.max_tokens is not None:
         body["max_output_tokens"] = opts.max_tokens
+    # The rest of the surface as drawn, in the api's own wire form; it never touches the stream.
+    body.update((k, v) for k, v in opts.fields.items() if k != "stream")
     return body
 
 

@@ -14,8 +14,9 @@ from agentfuzz.observation import Observation, ObservedCall, Violation
 from agentfuzz.oracles._common import (
     declared_tools,
     find_tool,
+    format_constrained,
     is_answer,
-    is_truncated,
+    is_cut,
     one_line,
 )
 from agentfuzz.oracles._registry import clip, register
@@ -70,13 +71,14 @@ def _argument_fault(call: ObservedCall, tool: Tool | None) -> tuple[str, str] | 
 def bad_arguments(case: Case, obs: Observation) -> Iterator[Violation]:
     """Arguments must be a JSON object matching the declared tool's ``parameters`` schema.
 
-    Skipped for turns cut by the token limit: a truncated call there is what was asked for.
+    Skipped for turns the client's limits may have cut (the token limit, stop strings): a
+    truncated call there is what was asked for.
     Only JSON-ness is a promise every server makes; matching the schema is one only where the
     server constrains the arguments (structured outputs, ``strict``). Against a real model
     that writes its arguments freely, ``bad_arguments:schema`` is the model's answer, and
     this oracle cannot tell the two apart: a target's fuzz profile says which it is.
     """
-    if not is_answer(obs) or is_truncated(obs):
+    if not is_answer(obs) or is_cut(case, obs):
         return
     tools = declared_tools(case)
     for n, call in enumerate(obs.tool_calls):
@@ -137,11 +139,14 @@ def tool_choice(case: Case, obs: Observation) -> Iterator[Violation]:
     Turns cut by the token limit are not judged either: a forced call that ran out of tokens
     has no whole call to give back, and what the server shows instead (raw markup, nothing)
     is ``leaked_markup``'s and ``empty_turn``'s to report, with ``:truncated`` signatures.
+    Nor are requests with stop strings (a stop can end the turn before its call), nor those
+    asking for a response format besides tools (the two asks conflict, and servers differ
+    on which wins).
     """
     choice = case.options.tool_choice
     if not declared_tools(case) or choice in (None, "auto") or not is_answer(obs):
         return
-    if is_truncated(obs):
+    if is_cut(case, obs) or format_constrained(case):
         return
     called = [_flat(c) for c in obs.tool_calls]
     if choice == "none" and called:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from agentfuzz.history import Case, Tool
 from agentfuzz.observation import Observation, ObservedCall
 
-__all__ = ["declared_tools", "find_tool", "is_answer", "is_truncated", "one_line"]
+__all__ = [
+    "declared_tools",
+    "find_tool",
+    "format_constrained",
+    "is_answer",
+    "is_cut",
+    "is_truncated",
+    "one_line",
+    "stop_requested",
+]
 
 
 def declared_tools(case: Case) -> tuple[Tool, ...]:
@@ -42,6 +51,27 @@ def is_answer(obs: Observation) -> bool:
 def is_truncated(obs: Observation) -> bool:
     """True when the token limit cut the turn (chat ``length``, Responses ``incomplete``)."""
     return obs.finish_reason == "length" or obs.status == "incomplete"
+
+
+def stop_requested(case: Case) -> bool:
+    """True when the request carried stop strings: the answer may end wherever one matched."""
+    return bool(case.options.fields.get("stop"))
+
+
+def is_cut(case: Case, obs: Observation) -> bool:
+    """True when the client's own limits may have ended the turn: the token budget ran out, or
+    the request had stop strings (a stop ends the answer with ``finish_reason: stop``, so it
+    cannot be seen in the answer)."""
+    return is_truncated(obs) or stop_requested(case)
+
+
+def format_constrained(case: Case) -> bool:
+    """True when the request asked for a response format other than plain text."""
+    fields = case.options.fields
+    chat = fields.get("response_format")
+    text = fields.get("text")
+    wanted = [chat, text.get("format") if isinstance(text, dict) else None]
+    return any(isinstance(f, dict) and f.get("type") != "text" for f in wanted)
 
 
 def one_line(text: str, limit: int = 160) -> str:

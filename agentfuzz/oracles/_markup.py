@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.oracles._common import declared_tools, is_truncated
+from agentfuzz.oracles._common import declared_tools, is_truncated, stop_requested
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["MARKUP", "find_markup", "leaked_markup"]
@@ -107,8 +107,12 @@ def _violation(where: str, text: str, suffix: str, parsed: bool) -> Violation | 
 
 @register("leaked_markup")
 def leaked_markup(case: Case, obs: Observation) -> Iterator[Violation]:
-    """Raw template markup in text, a call name or call arguments (seed 004)."""
-    if obs.refused:
+    """Raw template markup in text, a call name or call arguments (seed 004).
+
+    Not judged on requests with stop strings: a stop that matches inside a call leaves the
+    server a half-written call, and whether it should then show it as text is not settled.
+    """
+    if obs.refused or stop_requested(case):
         return
     places: list[tuple[str, str]] = [("text", obs.text)]
     for n, call in enumerate(obs.tool_calls):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.oracles._common import is_answer, is_truncated, one_line
+from agentfuzz.oracles._common import is_answer, is_truncated, one_line, stop_requested
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["empty_turn", "error"]
@@ -32,6 +32,9 @@ def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
     ``max_tokens``. One that shows nothing at all is not: the limit says tokens were
     generated, and none reached the client (``empty_turn:truncated``).
 
+    Not judged on a request with stop strings: one may match before anything visible, and
+    the answer ends with ``finish_reason: stop`` all the same.
+
     Against a real model a turn can also be empty because the model ended it at once. This
     oracle cannot tell that from a server that broke the prompt so the model had nothing to
     say; the evidence carries the completion tokens the server counted, when it says.
@@ -39,7 +42,7 @@ def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
     status = obs.exchange.status
     if not is_answer(obs) or status is None or not 200 <= status < 300:
         return
-    if obs.text.strip() or obs.tool_calls:
+    if obs.text.strip() or obs.tool_calls or stop_requested(case):
         return
     truncated = is_truncated(obs)
     if truncated and obs.reasoning.strip():

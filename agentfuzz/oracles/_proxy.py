@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 from agentfuzz.dialects.importing import InputError, parse_request
 from agentfuzz.history import (
     Api,
     Case,
     Options,
+    SystemMessage,
     Tool,
 )
 from agentfuzz.observation import BackendRequest, Observation, Violation
@@ -200,10 +202,21 @@ def compare(sent: Case, got: Case) -> list[Violation]:
     ]
 
 
+def _read(body: dict[str, Any], api: Api) -> Case:
+    """A body as a case, Responses ``instructions`` as the leading system message a translation
+    to chat makes of them. Raises ``InputError``."""
+    case = parse_request(body, api)
+    instructions = case.options.fields.get("instructions")
+    if not isinstance(instructions, str):
+        return case
+    items = (SystemMessage(text=instructions), *case.history.items)
+    return case.model_copy(update={"history": case.history.model_copy(update={"items": items})})
+
+
 def _backend_case(request: BackendRequest) -> Case | str:
     api: Api = "responses" if request.path.rstrip("/").endswith("/responses") else "chat"
     try:
-        return parse_request(request.body, api)
+        return _read(request.body, api)
     except InputError as exc:
         return str(exc)
 
@@ -228,8 +241,10 @@ def proxy_fidelity(case: Case, obs: Observation) -> Iterator[Violation]:
                 f"{ex.url}",
             )
         return
+    if not isinstance(ex.request, dict):
+        return  # a raw body has no structure to compare
     try:
-        sent = parse_request(ex.request, "responses" if obs.api == "responses" else "chat")
+        sent = _read(ex.request, "responses" if obs.api == "responses" else "chat")
     except InputError:
         return  # a body the importer cannot read back cannot be compared
     seen: set[str] = set()

@@ -3,6 +3,7 @@
 Knobs take two choices whatever the profile: one for tools (included with a ``tool_choice``,
 or left out) and one for the sampling knobs together (seed, temperature, max_tokens), each a
 ``sampled_from`` whose first entry is the default, so the shrinker drops knobs in one step.
+The rest of the request surface follows (``strategies._surface``), one dimension at a time.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hypothesis.strategies import SearchStrategy
 from agentfuzz.history import Api, Case, History, Options, Tool
 from agentfuzz.profiles import Profile
 from agentfuzz.strategies._histories import histories
+from agentfuzz.strategies._surface import surface_fields
 
 __all__ = ["cases", "options"]
 
@@ -44,7 +46,9 @@ def _named(size: int) -> SearchStrategy[int]:
     return st.integers(0, size - 1)
 
 
-def _draw_options(draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...]) -> Options:
+def _draw_options(
+    draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...], api: Api, stream: bool
+) -> Options:
     kind = draw(_tool_knobs(profile.tool_choices, profile.omit_tools_last))
     tool_choice = kind if kind != _OMIT else None
     if kind == "named":
@@ -58,21 +62,26 @@ def _draw_options(draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...]) ->
         seed=seed,
         temperature=temperature,
         max_tokens=max_tokens,
+        fields=surface_fields(draw, profile, api, stream),
     )
 
 
 @st.composite
-def _options(draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...]) -> Options:
-    return _draw_options(draw, profile, tools)
+def _options(
+    draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...], api: Api, stream: bool
+) -> Options:
+    return _draw_options(draw, profile, tools, api, stream)
 
 
-def options(profile: Profile, tools: tuple[Tool, ...]) -> SearchStrategy[Options]:
+def options(
+    profile: Profile, tools: tuple[Tool, ...], api: Api = "chat", stream: bool = False
+) -> SearchStrategy[Options]:
     """Knobs for the request after a history declaring ``tools``, within the profile's choices.
 
-    Two or three choices. Shrinks toward the default ``Options()``: tools included, every knob
-    left out.
+    Two or three choices, then the request surface by swarm (``strategies._surface``).
+    Shrinks toward the default ``Options()``: tools included, every knob and field left out.
     """
-    return _options(profile, tools)
+    return _options(profile, tools, api, stream)
 
 
 @st.composite
@@ -80,7 +89,7 @@ def _cases(
     draw: st.DrawFn, profile: Profile, api: Api, stream: bool, drawn: SearchStrategy[History]
 ) -> Case:
     history = draw(drawn)
-    options = _draw_options(draw, profile, history.tools)
+    options = _draw_options(draw, profile, history.tools, api, stream)
     return Case(history=history, options=options, api=api, stream=stream)
 
 

@@ -23,6 +23,7 @@ ONE_RUN = [
     "not_served",
     "error",
     "latency",
+    "coverage",
 ]
 
 

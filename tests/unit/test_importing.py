@@ -129,7 +129,10 @@ def test_chat_spellings_other_clients_use() -> None:
         ToolResult(call_id="", output="ok"),
     )
     assert case.history.tools == (Tool(name="f"),)
-    assert case.options == Options(tool_choice="f", temperature=1.0, max_tokens=7)
+    # A limit under another spelling travels as it came.
+    assert case.options == Options(
+        tool_choice="f", temperature=1.0, fields={"max_completion_tokens": 7}
+    )
     assert case.stream is False
 
 
@@ -159,21 +162,23 @@ def test_responses_spellings_other_clients_use() -> None:
     body["input"][3]["content"] = [{"type": "output_text", "text": "done"}]  # type: ignore[index]
     case = parse_request(body)
     assert case.history.items == (
-        SystemMessage(text="sys"),
         UserMessage(text="q"),
         ReasoningItem(text="s\n\nc"),
         AssistantMessage(tool_calls=(ToolCall(id="c1", name="f", arguments="{"),)),
         AssistantMessage(text="done"),
     )
     assert case.history.tools == (Tool(name="f", namespace="ns"),)
-    assert case.options == Options(tool_choice="ns__f", max_tokens=3)
+    assert case.options == Options(
+        tool_choice="ns__f", max_tokens=3, fields={"instructions": "sys"}
+    )
     assert parse_request({"input": "just text"}).history.items == (UserMessage(text="just text"),)
 
 
 def test_a_body_without_tools_leaves_them_out() -> None:
     case = parse_request({"messages": [{"role": "user", "content": "q"}], "tool_choice": "none"})
     assert case.history.tools == ()
-    assert case.options == Options(include_tools=False)
+    # The tool_choice is kept as it came: a tool_choice with no tools is a request of its own.
+    assert case.options == Options(include_tools=False, fields={"tool_choice": "none"})
 
 
 def test_api_given_overrides_detection() -> None:
@@ -310,7 +315,7 @@ def test_a_session_as_an_array_of_bodies_and_as_jsonl() -> None:
         ({"input": "q", "stream": "yes"}, "stream: expected a boolean, got a string"),
         ({"input": "q", "temperature": "hot"}, "temperature: expected a number, got a string"),
         ({"input": "q", "temperature": 10**400}, "temperature: number out of range"),
-        ({"input": "q", "seed": 1.5}, "seed: expected an integer, got a number"),
+        ({"messages": [], "seed": 1.5}, "seed: expected an integer, got a number"),
         (
             {"input": "q", "max_output_tokens": True},
             "max_output_tokens: expected an integer, got a boolean",

@@ -16,6 +16,7 @@ LAYERS = {
     "observation": 1,
     "plan": 1,
     "ids": 2,
+    "surface": 2,
     "profiles": 2,
     "policies": 2,
     "strategies": 3,

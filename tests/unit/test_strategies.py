@@ -65,6 +65,7 @@ PLAIN = Profile(
     temperatures=[],
     seeds=[],
     max_tokens=[],
+    surface=[],
 )
 
 

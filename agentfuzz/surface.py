@@ -1,0 +1,117 @@
+"""The request surface: every optional part of a request, named as a generator dimension.
+
+A dimension is one thing a client may put in a request or leave out (a ``stop`` list, a token
+budget, a response format…). The strategies draw each from ``strategies._surface``; this module
+only names them, says which api carries them, and reads back which ones a case used, so a run
+can count how the target answered each (the coverage table). Knobs older than this catalogue
+(``tool_choice``, ``seed``/``temperature``, leaving ``tools`` out) are dimensions too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentfuzz.history import Api, Case
+
+__all__ = ["DEFAULT_DIMENSIONS", "DIMENSIONS", "PLAIN", "Dimension", "applies", "used"]
+
+# The row of the coverage table for requests that used no dimension at all.
+PLAIN = "plain"
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One optional part of a request: its name, the apis that carry it and its wire fields.
+
+    ``extension``: a server's own field (vLLM's, llama.cpp's), off unless a profile names it.
+    ``streaming``: only meaningful on a streamed request (servers refuse it otherwise).
+    """
+
+    name: str
+    apis: tuple[Api, ...]
+    fields: tuple[str, ...]
+    about: str
+    extension: bool = False
+    streaming: bool = False
+
+
+_BOTH: tuple[Api, ...] = ("chat", "responses")
+_CATALOGUE = (
+    Dimension(
+        "budget",
+        _BOTH,
+        ("max_tokens", "max_completion_tokens", "max_output_tokens"),
+        "a token budget, any from 1 to 64 (a cut at every offset of a call) or a large one",
+    ),
+    Dimension(
+        "stop", ("chat",), ("stop",), "stop strings, one or a list: newline, braces, quotes, markup"
+    ),
+    Dimension("n", ("chat",), ("n",), "more than one choice"),
+    Dimension("logprobs", _BOTH, ("logprobs", "top_logprobs"), "token log-probabilities"),
+    Dimension(
+        "penalties", ("chat",), ("presence_penalty", "frequency_penalty"), "repetition penalties"
+    ),
+    Dimension(
+        "stream_options",
+        ("chat",),
+        ("stream_options",),
+        "include_usage, on or off",
+        streaming=True,
+    ),
+    Dimension("parallel_tool_calls", _BOTH, ("parallel_tool_calls",), "true or false"),
+    Dimension(
+        "response_format",
+        _BOTH,
+        ("response_format", "text"),
+        "json_object or json_schema beside tools (chat response_format, Responses text.format)",
+    ),
+    Dimension("user", _BOTH, ("user",), "an end-user id"),
+    Dimension("metadata", _BOTH, ("metadata",), "string key-value metadata"),
+    Dimension(
+        "reasoning_effort", _BOTH, ("reasoning_effort", "reasoning"), "reasoning effort, summary"
+    ),
+    Dimension("instructions", ("responses",), ("instructions",), "a system prompt by field"),
+    Dimension("store", ("responses",), ("store",), "store the response, or not"),
+    Dimension("include", ("responses",), ("include",), "extra output to include"),
+    Dimension("truncation", ("responses",), ("truncation",), "auto or disabled"),
+    Dimension("max_tool_calls", ("responses",), ("max_tool_calls",), "a cap on tool calls"),
+    Dimension(
+        "sampler_extensions",
+        _BOTH,
+        ("top_k", "min_p", "repetition_penalty"),
+        "vLLM's and llama.cpp's extra sampling fields",
+        extension=True,
+    ),
+)
+
+DIMENSIONS: dict[str, Dimension] = {d.name: d for d in _CATALOGUE}
+DEFAULT_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in _CATALOGUE if not d.extension)
+_BY_FIELD = {(api, f): d.name for d in _CATALOGUE for api in d.apis for f in d.fields}
+
+
+def applies(name: str, api: Api, stream: bool = True) -> bool:
+    """Whether dimension ``name`` exists on ``api`` (and in that stream mode) at all."""
+    dimension = DIMENSIONS[name]
+    return api in dimension.apis and (stream or not dimension.streaming)
+
+
+def used(case: Case) -> tuple[str, ...]:
+    """The dimensions ``case`` uses, in catalogue order; ``(PLAIN,)`` when it uses none.
+
+    A wire field no dimension names (one a captured request carried) counts under its own name.
+    """
+    opts = case.options
+    found: set[str] = set()
+    if opts.max_tokens is not None:
+        found.add("budget")
+    if opts.seed is not None or opts.temperature is not None:
+        found.add("sampling")
+    if not opts.include_tools and case.history.tools:
+        found.add("tools_omitted")
+    elif opts.tool_choice is not None and case.history.tools:
+        found.add("tool_choice")
+    for field in opts.fields:
+        found.add(_BY_FIELD.get((case.api, field), field))
+    order = ["tool_choice", "tools_omitted", "sampling", *DIMENSIONS]
+    known = [name for name in order if name in found]
+    return (*known, *sorted(found - set(known))) or (PLAIN,)

@@ -1,0 +1,62 @@
+"""The request surface reaches a fault only one of its dimensions can: the reference server's
+``stop-cuts-markup`` profile (stop strings matched inside tool-call markup, the open section a
+500) is found under the default profile and shrunk to one message and one stop string."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agentfuzz.cli import cli
+
+# The Kimi markup and call body the reference model writes: a stop must land inside them.
+MARKUP = (
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+    '<|tool_call_argument_begin|>{"city": "'
+)
+
+
+def _fuzz(out: Path, serve: str, api: str, stream: bool, examples: int) -> tuple[int, str]:
+    args = ["fuzz", "--serve", serve, "--api", api, "--stream" if stream else "--no-stream"]
+    args += ["--max-examples", str(examples), "--seed", "3", "--out", str(out), "--quiet"]
+    result = CliRunner().invoke(cli, args, terminal_width=200)
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, result.output
+
+
+def _findings(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(out.glob("*/repro.json"))]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_stop_inside_markup_is_found_and_shrunk_to_one_stop(tmp_path: Path, stream: bool) -> None:
+    code, output = _fuzz(tmp_path, "stop-cuts-markup", "chat", stream, 200)
+    assert code == 1, output
+    hits = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
+    assert hits, output
+    request = min(hits, key=lambda f: len(f["request"]["messages"]))["request"]
+    # Nothing but the fault's own ingredients: one message, the tool, one stop string.
+    assert set(request) == {"model", "messages", "tools", "stream", "stop"}, request
+    assert len(request["messages"]) == 1 and len(request["tools"]) == 1
+    stops = request["stop"] if isinstance(request["stop"], list) else [request["stop"]]
+    assert len(stops) == 1 and stops[0] in MARKUP + "}", request
+    stop = json.loads((tmp_path / "summary.json").read_text())["coverage"]["stop"]
+    # Streamed, the failure is an error frame inside a 200; otherwise a 500.
+    assert stop["requests"] > 0 and (stream or stop["error"] > 0), stop
+
+
+def test_the_fixed_profile_stays_silent_with_every_dimension_on(tmp_path: Path) -> None:
+    code, output = _fuzz(tmp_path, "fixed", "chat", False, 300)
+    assert code == 0, output
+    coverage = json.loads((tmp_path / "summary.json").read_text())["coverage"]
+    # Every chat dimension of the default profile was sent, and the server answered or refused.
+    dimensions = {"budget", "stop", "n", "logprobs", "penalties", "parallel_tool_calls"}
+    dimensions |= {"response_format", "user", "metadata", "reasoning_effort"}
+    assert dimensions <= set(coverage), sorted(coverage)
+    assert all(row["error"] == row["failed"] == 0 for row in coverage.values())
+    assert coverage["n"]["refused"] > 0 and coverage["stop"]["ok"] > 0
+    assert "request surface coverage" in output

@@ -1,0 +1,75 @@
+"""The coverage table: per dimension of the request surface, the requests that used it and how
+the target answered, counted by the target, merged across shards and printed with a note for a
+dimension the target always refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+from rich.console import Console
+
+from agentfuzz import Summary, Target
+from agentfuzz.cli._render import summary
+from agentfuzz.history import Case, History, Options, Tool, UserMessage
+from agentfuzz.summary import Coverage
+from agentfuzz.workers import merge
+
+ANSWER = {
+    "id": "c",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "m",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}
+    ],
+}
+
+
+def _answer(request: httpx.Request) -> httpx.Response:
+    body = json.loads(request.content)
+    if "n" in body:
+        return httpx.Response(400, json={"error": {"message": "n is not supported"}})
+    if "stop" in body:
+        return httpx.Response(500, text="Internal Server Error")
+    return httpx.Response(200, json=ANSWER)
+
+
+def _case(**fields: object) -> Case:
+    history = History(tools=(Tool(name="f"),), items=(UserMessage(text="q"),))
+    return Case(history=history, options=Options(fields=dict(fields)))
+
+
+def test_the_target_counts_each_dimension_by_how_it_was_answered() -> None:
+    transport = httpx.MockTransport(_answer)
+    with Target("http://x.invalid/v1", "m", transport=transport, recording=False) as target:
+        for case in (_case(), _case(n=2), _case(n=2, user="u"), _case(stop="}"), _case(user="")):
+            target.observe(case)
+    rows = target.coverage
+    assert rows["plain"] == Coverage(requests=1, ok=1)
+    assert rows["n"] == Coverage(requests=2, refused=2) and rows["n"].always_refused
+    assert rows["user"] == Coverage(requests=2, ok=1, refused=1)
+    assert rows["stop"] == Coverage(requests=1, error=1) and not rows["stop"].always_refused
+
+
+def test_shards_merge_by_adding_rows_and_summary_json_holds_them(tmp_path: Path) -> None:
+    one = Summary(coverage={"stop": Coverage(requests=2, ok=2), "n": Coverage(requests=1)})
+    two = Summary(coverage={"stop": Coverage(requests=3, ok=1, refused=1, slow=1)})
+    merged = merge([one, two], tmp_path)
+    assert merged.coverage["stop"] == Coverage(requests=5, ok=3, refused=1, slow=1)
+    assert merged.dump()["coverage"]["n"] == {
+        "requests": 1, "ok": 0, "refused": 0, "error": 0, "failed": 0, "slow": 0,
+    }  # fmt: skip
+
+
+def test_the_printed_table_says_which_dimension_was_always_refused() -> None:
+    console = Console(record=True, width=120)
+    rows = {"plain": Coverage(requests=9, ok=9), "n": Coverage(requests=4, refused=4)}
+    summary(console, Summary(coverage=rows))
+    text = console.export_text()
+    assert "request surface coverage" in text
+    (n_row,) = [line for line in text.splitlines() if "│ n " in line]
+    assert "always refused" in n_row
+    (plain,) = [line for line in text.splitlines() if "│ plain" in line]
+    assert "always refused" not in plain

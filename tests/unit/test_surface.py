@@ -1,0 +1,130 @@
+"""The request surface: every dimension is reached, shrinks toward left out, obeys the profile,
+goes on the wire as drawn, comes back from a captured body, and reduces field by field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from agentfuzz.dialects import build_request, parse_request
+from agentfuzz.history import Api, Case, History, Options, Tool, UserMessage
+from agentfuzz.profiles import Profile, ProfileError, load_profile
+from agentfuzz.reduction import reduce_case
+from agentfuzz.strategies import cases
+from agentfuzz.surface import DEFAULT_DIMENSIONS, DIMENSIONS, PLAIN, applies, used
+
+DEFAULT = load_profile("default")
+FIND = settings(database=None, max_examples=2000, suppress_health_check=list(HealthCheck))
+CHECK = settings(database=None, max_examples=60, deadline=None)
+
+
+@pytest.mark.parametrize(
+    ("name", "api"),
+    [(n, api) for n in DEFAULT_DIMENSIONS for api in ("chat", "responses") if applies(n, api)],
+)
+def test_every_dimension_is_reached_and_shrinks_to_its_field_alone(name: str, api: Api) -> None:
+    found = find(cases(DEFAULT, api, True), lambda c: name in used(c), settings=FIND)
+    # Swarm testing leaves every other dimension out of the minimal example.
+    assert set(used(found)) == {name}, found.options
+    own = set(DIMENSIONS[name].fields)
+    assert set(found.options.fields) <= own
+    _, body = build_request(found, "m")
+    assert set(found.options.fields) <= set(body) and body["stream"] is True
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+@CHECK
+@given(data=st.data())
+def test_a_profile_without_the_surface_sends_none_of_it(api: Api, data: st.DataObject) -> None:
+    case = data.draw(cases(Profile(surface=["stop", "n"]), api, False))
+    assert set(case.options.fields) <= {"stop", "n"}
+    assert api == "chat" or not case.options.fields
+    assert data.draw(cases(Profile(surface=[]), api, True)).options.fields == {}
+
+
+def test_stream_options_only_on_streamed_requests() -> None:
+    assert applies("stream_options", "chat", True)
+    assert not applies("stream_options", "chat", False)
+    assert not applies("stream_options", "responses", True)
+
+
+def test_a_profile_naming_an_unknown_dimension_is_one_line(tmp_path: object) -> None:
+    with pytest.raises(ValueError, match="unknown dimension 'nope'"):
+        Profile(surface=["nope"])
+    from pathlib import Path
+
+    bad = Path(str(tmp_path)) / "bad.toml"
+    bad.write_text('surface = ["stop", "stop"]\n')
+    with pytest.raises(ProfileError, match=r"bad\.toml: surface: lists a dimension twice$"):
+        load_profile(str(bad))
+
+
+def _case(api: Api = "chat", **fields: object) -> Case:
+    history = History(tools=(Tool(name="f"),), items=(UserMessage(text="q"),))
+    return Case(history=history, options=Options(fields=dict(fields)), api=api)
+
+
+def test_used_names_dimensions_and_captured_fields() -> None:
+    assert used(_case()) == (PLAIN,)
+    assert used(_case(stop="}", max_completion_tokens=3)) == ("budget", "stop")
+    assert used(_case("responses", text={"format": {"type": "json_object"}})) == (
+        "response_format",
+    )
+    # A field no dimension names counts under its own name.
+    assert used(_case(chat_template_kwargs={"x": 1})) == ("chat_template_kwargs",)
+    assert used(_case(stream=True)) == ("stream",)
+
+
+def test_fields_go_on_the_wire_after_the_knobs_and_never_touch_stream() -> None:
+    case = _case(stop=["\n"], stream=True, max_tokens=5).model_copy(update={"stream": False})
+    _, body = build_request(case, "m")
+    assert body["stop"] == ["\n"] and body["max_tokens"] == 5 and body["stream"] is False
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+@CHECK
+@given(data=st.data())
+def test_every_generated_body_comes_back_with_its_fields(api: Api, data: st.DataObject) -> None:
+    case = data.draw(cases(DEFAULT, api, data.draw(st.booleans())))
+    _, body = build_request(case, "m")
+    again = parse_request(body)
+    assert set(case.options.fields) <= set(body)
+    # Back as it went, a budget under the dialect's own name as the knob, the rest as fields.
+    assert build_request(again, "m")[1] == body
+
+
+def test_reduce_takes_fields_away_one_at_a_time_and_shortens_lists() -> None:
+    case = _case(stop=["a", "}", "b"], n=2, user="u", metadata={"k": "v"})
+
+    def fails(c: Case) -> bool:
+        stop = c.options.fields.get("stop")
+        return isinstance(stop, list) and "}" in stop
+
+    small = reduce_case(case, fails, budget=200)
+    assert small.options.fields == {"stop": ["}"]}
+
+
+def test_with_n_choices_the_turn_is_choice_zero_streamed_or_not() -> None:
+    from agentfuzz.dialects import assemble
+    from agentfuzz.observation import Exchange, SSEEvent
+
+    def chunk(index: int, text: str, finish: str | None = None) -> SSEEvent:
+        choice = {"index": index, "delta": {"content": text}, "finish_reason": finish}
+        return SSEEvent(event=None, data=json.dumps({"id": "c", "choices": [choice]}))
+
+    events = (chunk(0, "he"), chunk(1, "XX"), chunk(0, "llo", "stop"), chunk(1, "Y", "length"))
+    done = SSEEvent(event=None, data="[DONE]")
+    streamed = assemble(Exchange(url="u/chat/completions", request={}, stream=True, status=200,
+                                 events=(*events, done)))  # fmt: skip
+    assert (streamed.text, streamed.finish_reason) == ("hello", "stop")
+    choices = [
+        {"index": 1, "message": {"content": "XX"}, "finish_reason": "length"},
+        {"index": 0, "message": {"content": "hello"}, "finish_reason": "stop"},
+    ]
+    body = json.dumps({"id": "c", "choices": choices})
+    plain = assemble(Exchange(url="u/chat/completions", request={}, stream=False, status=200,
+                              body=body))  # fmt: skip
+    assert (plain.text, plain.finish_reason) == ("hello", "stop")
