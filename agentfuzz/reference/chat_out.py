@@ -7,10 +7,13 @@ import random
 import time
 from typing import Any
 
+from .knobs import Knobs
 from .parsers import Parsed
 from .profiles import Profile
 
-__all__ = ["chat_body", "chat_error_events", "chat_events", "mint", "pieces"]
+__all__ = ["chat_body", "chat_error_events", "chat_events", "mint", "pieces", "token_logprobs"]
+
+_PLAIN = Knobs()
 
 
 def mint(rng: random.Random, prefix: str, digits: int = 32) -> str:
@@ -41,10 +44,28 @@ def _usage(prompt: str, parsed: Parsed) -> dict[str, int]:
     }
 
 
+def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
+    """Log-probabilities of ``text``'s stream pieces as a deterministic model has them: each
+    piece certain (0.0), any alternative asked for next to impossible."""
+    out = []
+    for piece in pieces(text) if text else []:
+        entry: dict[str, Any] = {"token": piece, "logprob": 0.0, "bytes": list(piece.encode())}
+        others = [{"token": "", "logprob": -9999.0, "bytes": []}] * max(0, top - 1)
+        entry["top_logprobs"] = [dict(entry), *others][:top] if top else []
+        out.append(entry)
+    return out
+
+
 def chat_body(
-    profile: Profile, model: str, prompt: str, parsed: Parsed, rng: random.Random
+    profile: Profile,
+    model: str,
+    prompt: str,
+    parsed: Parsed,
+    rng: random.Random,
+    knobs: Knobs = _PLAIN,
 ) -> dict[str, Any]:
-    """A ``chat.completion`` body."""
+    """A ``chat.completion`` body, with ``knobs.choices`` choices (the model is deterministic,
+    so each is the same) and their log-probabilities when asked."""
     completion_id = mint(rng, "chatcmpl-")
     message: dict[str, Any] = {"role": "assistant", "content": parsed.content or None}
     if parsed.reasoning:
@@ -61,11 +82,14 @@ def chat_body(
         "model": model,
         "choices": [
             {
-                "index": 0,
+                "index": index,
                 "message": message,
-                "logprobs": None,
+                "logprobs": None
+                if knobs.logprobs is None
+                else {"content": token_logprobs(parsed.content, knobs.logprobs)},
                 "finish_reason": "tool_calls" if parsed.calls else "stop",
             }
+            for index in range(knobs.choices)
         ],
         "usage": _usage(prompt, parsed),
     }
@@ -89,9 +113,11 @@ def chat_events(
     parsed: Parsed,
     rng: random.Random,
     usage_of: str | None = None,
+    knobs: Knobs = _PLAIN,
 ) -> list[str]:
     """The ``data:`` payloads of a chat stream, ending with ``[DONE]``; with ``usage_of`` (the
-    prompt), a last chunk with no choices carries the usage (``stream_options.include_usage``)."""
+    prompt), a last chunk with no choices carries the usage (``stream_options.include_usage``).
+    Each of ``knobs.choices`` choices streams in turn, with log-probabilities when asked."""
     completion_id = mint(rng, "chatcmpl-")
     out = [_chunk(completion_id, model, {"role": "assistant", "content": ""})]
     if parsed.reasoning:
@@ -112,11 +138,28 @@ def chat_events(
             delta = {"tool_calls": [{"index": index, "function": {"arguments": part}}]}
             out.append(_chunk(completion_id, model, delta))
     out.append(_chunk(completion_id, model, {}, "tool_calls" if parsed.calls else "stop"))
+    if knobs.choices > 1 or knobs.logprobs is not None:
+        out = _with_choices(out, knobs)
     if usage_of is not None:
         last = json.loads(_chunk(completion_id, model, {}))
         last |= {"choices": [], "usage": _usage(usage_of, parsed)}
         out.append(json.dumps(last))
     out.append("[DONE]")
+    return out
+
+
+def _with_choices(chunks: list[str], knobs: Knobs) -> list[str]:
+    """One choice's chunks for each of ``knobs.choices``, content chunks with log-probs."""
+    out = []
+    for index in range(knobs.choices):
+        for data in chunks:
+            chunk = json.loads(data)
+            choice = chunk["choices"][0]
+            choice["index"] = index
+            content = choice["delta"].get("content")
+            if knobs.logprobs is not None and content:
+                choice["logprobs"] = {"content": token_logprobs(content, knobs.logprobs)}
+            out.append(json.dumps(chunk))
     return out
 
 

@@ -2,13 +2,15 @@
 
 Honoured: ``stop`` (matched in the visible text; generation ends there, so no call follows),
 ``parallel_tool_calls: false`` (one call at most), ``stream_options.include_usage`` (a last
-chunk with the usage). Accepted as hints the scripted model has no use for: penalties,
-``user``, ``metadata``, reasoning effort, ``store``, ``truncation``, top_k, min_p,
-repetition_penalty, budgets of 16 tokens or more (every scripted answer is shorter), and
-``max_tool_calls``, which caps built-in tool calls, of which this server has none. Refused,
-as a server that cannot do them should: ``n`` above 1, log probabilities, any response format
-but text, ``include`` entries, budgets under 16 tokens (this server cannot cut an answer
-inside a call the way it would have to). Wrong types are refused everywhere.
+chunk with the usage), chat ``n`` up to 8 (the model is deterministic: every choice the same)
+and chat ``logprobs``/``top_logprobs`` (each token certain). Accepted as hints the scripted
+model has no use for: penalties, ``user``, ``metadata``, reasoning effort, ``store``,
+``truncation``, top_k, min_p, repetition_penalty, budgets of 16 tokens or more (every scripted
+answer is shorter), and ``max_tool_calls``, which caps built-in tool calls, of which this
+server has none. Refused, as a server that cannot do them should: Responses log
+probabilities, any response format but text, ``include`` entries, budgets under 16 tokens
+(this server cannot cut an answer inside a call the way it would have to). Wrong types are
+refused everywhere.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ class Knobs:
     stop: tuple[str, ...] = ()
     max_calls: int | None = None
     include_usage: bool = False
+    # Chat: how many choices (``n``), and how many alternatives per token when log-probs are on.
+    choices: int = 1
+    logprobs: int | None = None
 
     def cut(self, text: str) -> tuple[str, bool]:
         """``text`` up to its first stop string, and whether one was found."""
@@ -114,9 +119,13 @@ def _calls_cap(body: dict[str, Any]) -> int | None:
 
 def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
     """The surface fields of ``body`` checked, and what the server will do with them."""
-    need(body.get("n") in (None, 1), "n > 1 is not supported")
-    need(body.get("logprobs") in (None, False), "logprobs are not supported")
-    need(body.get("top_logprobs") in (None, 0), "top_logprobs are not supported")
+    choices = _kind(body, "n", int, "an integer")
+    need(choices is None or 1 <= choices <= 8, "n must be between 1 and 8")
+    logprobs = _kind(body, "logprobs", bool, "a boolean")
+    top = _kind(body, "top_logprobs", int, "an integer")
+    need(top is None or 0 <= top <= 20, "top_logprobs must be between 0 and 20")
+    need(api == "chat" or not top, "top_logprobs are not supported on /v1/responses")
+    need(not top or logprobs is True, "top_logprobs needs logprobs: true")
     for key in ("presence_penalty", "frequency_penalty"):
         _number(body, key, -2.0, 2.0)
     for key, low, high in (("top_k", -1, 1 << 20), ("min_p", 0, 1), ("repetition_penalty", 0, 10)):
@@ -136,4 +145,10 @@ def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
     usage = (options or {}).get("include_usage")
     need(usage is None or isinstance(usage, bool), "stream_options.include_usage: not a boolean")
     stop, cap = _stop(body.get("stop")), _calls_cap(body)
-    return Knobs(stop=stop, max_calls=cap, include_usage=bool(usage))
+    return Knobs(
+        stop=stop,
+        max_calls=cap,
+        include_usage=bool(usage),
+        choices=choices or 1,
+        logprobs=(top or 0) if logprobs else None,
+    )

@@ -46,6 +46,8 @@ class Profile:
     # Stop strings are matched in the raw output, markup included, and the parser fails on
     # the call section a stop left open (a planted fault for the ``stop`` dimension).
     stop_in_raw: bool = False
+    # A body that is not JSON crashes the handler: a plain-text 500 (planted, ``malformed``).
+    crash_on_bad_json: bool = False
 
 
 _PROFILES = (
@@ -122,6 +124,11 @@ _PROFILES = (
         name="stop-cuts-markup",
         summary="Planted: stop strings match inside tool-call markup; the open section is a 500.",
         stop_in_raw=True,
+    ),
+    Profile(
+        name="bad-json-500",
+        summary="Planted: a body that is not JSON crashes the handler, a plain-text 500.",
+        crash_on_bad_json=True,
     ),
 )
 

@@ -63,16 +63,15 @@ class _Server:
             self.on_request(request.url.path, raw)
         try:
             body = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            if self.profile.crash_on_bad_json:
+                return PlainTextResponse("Internal Server Error", status_code=500)
+            deep = isinstance(exc, RecursionError)
+            return _refusal(f"invalid JSON body: {'nested too deep' if deep else exc}")
+        try:
             return parse_chat(body) if api == "chat" else parse_responses(body)
-        except (ValueError, BadRequest) as exc:
-            message = str(exc) if isinstance(exc, BadRequest) else f"invalid JSON body: {exc}"
-            error = {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": None,
-            }
-            return JSONResponse({"error": error}, status_code=400)
+        except BadRequest as exc:
+            return _refusal(str(exc))
 
     async def chat(self, request: Request) -> Response:
         turn = await self._turn(request, "chat")
@@ -90,10 +89,10 @@ class _Server:
             return PlainTextResponse("Internal Server Error", status_code=500)
         if not turn.stream:
             return JSONResponse(
-                chat_body(self.profile, turn.model, got.prompt, got.parsed, got.rng)
+                chat_body(self.profile, turn.model, got.prompt, got.parsed, got.rng, turn.knobs)
             )
         usage_of = got.prompt if turn.knobs.include_usage else None
-        events = chat_events(self.profile, turn.model, got.parsed, got.rng, usage_of)
+        events = chat_events(self.profile, turn.model, got.parsed, got.rng, usage_of, turn.knobs)
         return _sse((None, data) for data in events)
 
     async def responses(self, request: Request) -> Response:
@@ -118,6 +117,11 @@ class _Server:
     async def _latency(self) -> None:
         if self.latency_ms > 0:
             await anyio.sleep(self.latency_ms / 1000)
+
+
+def _refusal(message: str) -> JSONResponse:
+    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    return JSONResponse({"error": error}, status_code=400)
 
 
 def _failure_rng(seed: int, text: str) -> random.Random:

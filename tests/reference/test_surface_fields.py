@@ -33,9 +33,9 @@ def client() -> TestClient:
 @pytest.mark.parametrize(
     ("fields", "says"),
     [
-        ({"n": 2}, "n > 1"),
-        ({"logprobs": True}, "logprobs"),
-        ({"top_logprobs": 3}, "top_logprobs"),
+        ({"n": 9}, "n must be between 1 and 8"),
+        ({"logprobs": "yes"}, "logprobs must be a boolean"),
+        ({"top_logprobs": 3}, "top_logprobs needs logprobs: true"),
         ({"response_format": {"type": "json_object"}}, "'json_object' is not supported"),
         ({"max_tokens": 3}, "max_tokens must be at least 16"),
         ({"max_completion_tokens": 1}, "max_completion_tokens must be at least 16"),
@@ -104,6 +104,24 @@ def test_a_stop_string_ends_the_visible_text_and_no_call_follows(client: TestCli
     # A stop that only the call's markup holds changes nothing on a careful server.
     called = client.post("/v1/chat/completions", json=_chat(stop="}")).json()
     assert called["choices"][0]["message"]["tool_calls"]
+
+
+def test_n_choices_and_logprobs_are_honoured_streamed_or_not(client: TestClient) -> None:
+    body = _chat(text="hello there", n=3, logprobs=True, top_logprobs=2)
+    del body["tools"]
+    choices = client.post("/v1/chat/completions", json=body).json()["choices"]
+    assert [c["index"] for c in choices] == [0, 1, 2]
+    assert len({json.dumps(c["message"]) for c in choices}) == 1
+    tokens = choices[0]["logprobs"]["content"]
+    assert "".join(t["token"] for t in tokens) == choices[0]["message"]["content"]
+    assert all(t["logprob"] == 0.0 and len(t["top_logprobs"]) == 2 for t in tokens)
+    with client.stream("POST", "/v1/chat/completions", json=body | {"stream": True}) as answer:
+        lines = [line.removeprefix("data: ") for line in answer.iter_lines() if line.strip()]
+    chunks = [json.loads(x)["choices"][0] for x in lines if x.startswith("{")]
+    text = {i: "".join(c["delta"].get("content") or "" for c in chunks if c["index"] == i)
+            for i in range(3)}  # fmt: skip
+    assert set(text.values()) == {choices[0]["message"]["content"]}
+    assert all(c["logprobs"] for c in chunks if c["delta"].get("content"))
 
 
 def test_include_usage_adds_a_last_chunk_with_the_usage(client: TestClient) -> None:
