@@ -201,7 +201,7 @@ class RecordedTurn:
 
     number: int
     uri: str
-    body: dict[str, Any]
+    body: dict[str, Any] | str
     case: Case
     verdicts: list[dict[str, str]]
     # Proxy mode: what the backend behind the proxy received; None outside proxy mode.
@@ -240,7 +240,7 @@ def load_turns(path: Path) -> tuple[Cassette, dict[str, Any], list[RecordedTurn]
 
 _TWIN_FIELDS: dict[str, tuple[type, ...]] = {
     "url": (str,),
-    "request": (dict,),
+    "request": (dict, str),
     "stream": (bool,),
     "status": (int, type(None)),
     "content_type": (str,),
@@ -261,11 +261,16 @@ def _twin(path: Path, number: int, turn: dict[str, Any]) -> dict[str, Any] | Non
     return raw
 
 
-def _json(path: Path, number: int, body: Any) -> dict[str, Any]:
+def _json(path: Path, number: int, body: Any) -> dict[str, Any] | str:
+    """The request as sent: its JSON object, or the text of a malformed body."""
     try:
-        data = json.loads(body.decode("utf-8") if isinstance(body, bytes) else body)
-    except (ValueError, AttributeError, TypeError):
-        data = None
-    if not isinstance(data, dict):
-        raise CassetteError(f"{path}: turn {number}: the request body is not a JSON object")
-    return data
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+    except UnicodeDecodeError:
+        text = None
+    if not isinstance(text, str):
+        raise CassetteError(f"{path}: turn {number}: the request body is not text")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return data if isinstance(data, dict) else text

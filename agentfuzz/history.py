@@ -135,7 +135,9 @@ class Options(_Frozen):
 
     ``fields`` are top-level fields of the api's own wire form (``stop``, ``n``,
     ``max_output_tokens``, ``text``…), sent as they are after the knobs: the rest of the
-    request surface, which ``agentfuzz.surface`` names dimension by dimension.
+    request surface, which ``agentfuzz.surface`` names dimension by dimension. ``malformed``
+    names how the body goes out broken (``surface.MALFORMED``), the history being what it was
+    built from.
     """
 
     include_tools: bool = True
@@ -144,6 +146,7 @@ class Options(_Frozen):
     temperature: float | None = None
     max_tokens: int | None = None
     fields: dict[str, Any] = Field(default_factory=dict)
+    malformed: str | None = None
 
 
 class Provenance(_Frozen):

@@ -49,7 +49,8 @@ class Exchange:
     """
 
     url: str
-    request: dict[str, Any]
+    # The JSON body sent, or (a malformed body) the exact text sent.
+    request: dict[str, Any] | str
     stream: bool
     status: int | None = None
     content_type: str = ""

@@ -100,8 +100,13 @@ def candidates(case: Case) -> Iterator[Case]:
             history = case.history.model_copy(update={"tools": tools[:i] + tools[i + 1 :]})
             yield case.model_copy(update={"history": history})
     # Knobs back to their defaults, all at once, then the surface's fields one at a time.
-    plain = Options(include_tools=case.options.include_tools, tool_choice=case.options.tool_choice)
-    if case.options != plain:
+    opts = case.options
+    if opts.malformed is not None:
+        yield case.model_copy(update={"options": opts.model_copy(update={"malformed": None})})
+    plain = Options(
+        include_tools=opts.include_tools, tool_choice=opts.tool_choice, malformed=opts.malformed
+    )
+    if opts != plain:
         yield case.model_copy(update={"options": plain})
     yield from _fewer_fields(case)
     yield from _simpler(case)

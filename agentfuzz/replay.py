@@ -142,13 +142,14 @@ def replay_bundle(folder: Path, seed: int | None = 0) -> list[Violation]:
 def resend_bundle(folder: Path, base_url: str, model: str | None = None) -> list[Violation]:
     """Send a bundle's minimal request to a live server; what the oracles say about the answer."""
     doc, case = _bundle_case(folder)
-    request = dict(doc["request"])
-    if model is not None:
-        request["model"] = model
+    request = doc["request"]
+    if isinstance(request, dict):
+        request = request | ({} if model is None else {"model": model})
+    sent_model = request.get("model", "") if isinstance(request, dict) else model
     path = "/" + urlsplit(doc["url"]).path.split("/v1/", 1)[-1]
-    with Target(base_url, str(request.get("model", ""))) as target:
+    with Target(base_url, str(sent_model or "")) as target:
         obs = target.resend(path, request, case.stream)
-        if doc.get("oracle") == "stream_divergence":
+        if doc.get("oracle") == "stream_divergence" and isinstance(request, dict):
             # The finding is a difference: send the twin too, or the live test proves nothing.
             flipped = {**request, "stream": not case.stream}
             obs = dataclasses.replace(obs, twin=target.resend(path, flipped, not case.stream))

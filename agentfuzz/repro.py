@@ -36,7 +36,7 @@ class Repro:
     """Everything a bundle holds: one failing request and what was seen when it was sent."""
 
     url: str
-    request: dict[str, Any]
+    request: dict[str, Any] | str
     case: Case
     violation: Violation
     observed: dict[str, Any]
@@ -84,19 +84,22 @@ def observed_summary(obs: Observation) -> dict[str, Any]:
     }
 
 
-def _curl(url: str, request: dict[str, Any], stream: bool) -> str:
-    body = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
+def _curl(url: str, request: dict[str, Any] | str, stream: bool) -> str:
     flags = "-sS -N" if stream else "-sS"
-    return (
-        "#!/bin/sh\n"
-        "# Re-send the failing request. The key, if any, comes from $OPENAI_API_KEY.\n"
+    head = (
+        "#!/bin/sh\n# Re-send the failing request. The key, if any, comes from $OPENAI_API_KEY.\n"
+    )
+    command = (
         f"curl {flags} -X POST {shlex.quote(url)} \\\n"
         "  -H 'Content-Type: application/json' \\\n"
         '  ${OPENAI_API_KEY:+-H "Authorization: Bearer $OPENAI_API_KEY"} \\\n'
-        "  --data-binary @- <<'AGENTFUZZ_JSON'\n"
-        f"{body}\n"
-        "AGENTFUZZ_JSON\n"
+        "  --data-binary @-"
     )
+    if isinstance(request, str):
+        # A malformed body, byte for byte: printf adds no newline, a here-document would.
+        return f"{head}printf %s {shlex.quote(request)} | {command}\n"
+    body = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
+    return f"{head}{command} <<'AGENTFUZZ_JSON'\n{body}\nAGENTFUZZ_JSON\n"
 
 
 def write_bundle(out: Path, repro: Repro) -> Path:
@@ -126,9 +129,9 @@ def write_bundle(out: Path, repro: Repro) -> Path:
         write_cassette(folder / "cassette.yaml", [Recorded(obs, repro.case, (v,))], about)
         write_atomically(folder / "test_repro.py", _test_file(v))
     if repro.transcript:
-        doc = {"turns": [_turn(t) for t in repro.transcript]}
+        turns = {"turns": [_turn(t) for t in repro.transcript]}
         write_atomically(
-            folder / "session.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+            folder / "session.json", json.dumps(turns, indent=2, ensure_ascii=False) + "\n"
         )
     return folder
 

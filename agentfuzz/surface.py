@@ -13,10 +13,34 @@ from dataclasses import dataclass
 
 from agentfuzz.history import Api, Case
 
-__all__ = ["DEFAULT_DIMENSIONS", "DIMENSIONS", "PLAIN", "Dimension", "applies", "used"]
+__all__ = [
+    "DEFAULT_DIMENSIONS",
+    "DIMENSIONS",
+    "MALFORMED",
+    "PLAIN",
+    "Dimension",
+    "applies",
+    "used",
+]
 
 # The row of the coverage table for requests that used no dimension at all.
 PLAIN = "plain"
+
+# How a body can go out broken, plainest first (``dialects._malformed`` breaks it): JSON cut
+# short, not JSON, nothing, the right object in an array, a huge number, nesting deep enough to
+# break a recursive parser; then JSON objects of the wrong shape.
+MALFORMED = (
+    "truncated",
+    "not_json",
+    "empty",
+    "array",
+    "huge_number",
+    "deep_nesting",
+    "no_model",
+    "items_object",
+    "items_number",
+    "tools_string",
+)
 
 
 @dataclass(frozen=True)
@@ -76,6 +100,12 @@ _CATALOGUE = (
     Dimension("truncation", ("responses",), ("truncation",), "auto or disabled"),
     Dimension("max_tool_calls", ("responses",), ("max_tool_calls",), "a cap on tool calls"),
     Dimension(
+        "malformed",
+        _BOTH,
+        (),
+        "a body that is not a request: bad JSON, wrong types (a JSON 4xx is the right answer)",
+    ),
+    Dimension(
         "sampler_extensions",
         _BOTH,
         ("top_k", "min_p", "repetition_penalty"),
@@ -112,6 +142,9 @@ def used(case: Case) -> tuple[str, ...]:
         found.add("tool_choice")
     for field in opts.fields:
         found.add(_BY_FIELD.get((case.api, field), field))
+    if opts.malformed is not None:
+        found.add(f"malformed:{opts.malformed}")
     order = ["tool_choice", "tools_omitted", "sampling", *DIMENSIONS]
+    order += [f"malformed:{kind}" for kind in MALFORMED]
     known = [name for name in order if name in found]
     return (*known, *sorted(found - set(known))) or (PLAIN,)

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from agentfuzz.config import label
-from agentfuzz.dialects import assemble, build_request
+from agentfuzz.dialects import assemble, build_request, wire_body
 from agentfuzz.history import Case
 from agentfuzz.observation import BackendRequest, Exchange, Observation
 from agentfuzz.options import RECORD_MODES
@@ -141,7 +141,7 @@ class Target:
     def observe(self, case: Case) -> Observation:
         if self.knob_defaults:
             case = _with_defaults(case, self.knob_defaults)
-        path, body = build_request(case, self.model)
+        path, body = wire_body(case, self.model)
         if self.backend is not None:
             # Requests run one at a time, so what reaches the backend from here on is this one's.
             self.backend.take()
@@ -166,9 +166,10 @@ class Target:
         return obs
 
     def resend(
-        self, path: str, body: dict[str, Any], stream: bool, failed: str | None = None
+        self, path: str, body: dict[str, Any] | str, stream: bool, failed: str | None = None
     ) -> Observation:
-        """Send ``body`` as it is to ``path`` (relative to the base URL) and assemble the answer.
+        """Send ``body`` as it is to ``path`` (relative to the base URL) and assemble the answer
+        (a ``str`` is a malformed body, sent as that text).
 
         ``failed``: the transport failure recorded with a replayed answer, which stands for
         whatever the replay sees (the cassette holds only the bytes read before it).

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentfuzz.dialects import chat, responses
+from agentfuzz.dialects._malformed import malform
 from agentfuzz.dialects.importing import (
     InputError,
     parse_input,
@@ -28,6 +29,7 @@ __all__ = [
     "parse_jsonl",
     "parse_request",
     "parse_text",
+    "wire_body",
 ]
 
 
@@ -36,6 +38,14 @@ def build_request(case: Case, model: str) -> tuple[str, dict[str, Any]]:
     if case.api == "responses":
         return responses.PATH, responses.build_responses(case, model)
     return chat.PATH, chat.build_chat(case, model)
+
+
+def wire_body(case: Case, model: str) -> tuple[str, dict[str, Any] | str]:
+    """What goes on the wire for ``case``: its body, or the text of it broken the way
+    ``case.options.malformed`` says (a ``str`` is sent as it is)."""
+    path, body = build_request(case, model)
+    kind = case.options.malformed
+    return path, body if kind is None else malform(body, kind)
 
 
 def assemble(exchange: Exchange) -> Observation:

@@ -25,8 +25,9 @@ def deterministic(case: Case, obs: Observation) -> bool:
     """True when the request asked for greedy sampling: temperature 0 in the case, or in the
     body actually sent (a profile's knob defaults fill it in there)."""
     temperature = case.options.temperature
-    if temperature is None:
-        temperature = obs.exchange.request.get("temperature")
+    sent = obs.exchange.request
+    if temperature is None and isinstance(sent, dict):
+        temperature = sent.get("temperature")
     return (
         isinstance(temperature, int | float)
         and not isinstance(temperature, bool)

@@ -51,15 +51,21 @@ def check(
     """Run the selected oracles (all but ``skip``, or just ``only``) and collect what they find.
 
     A slow answer (``Exchange.slow``) is judged by none: what the model had not finished says
-    nothing of the server."""
+    nothing of the server. A malformed body (``Options.malformed``) is judged by ``error``
+    alone: its right answer is a JSON 4xx, so a 5xx, a non-JSON answer or a dropped connection
+    is the server's. Not a slow one: a server that queues every request behind the model's work
+    (or is merely loaded) cannot be told from one that hangs on the body."""
     if only is not None:
         _validate(only, "only")
     _validate(skip, "skip")
     found: list[Violation] = []
+    malformed = case.options.malformed is not None
     if obs.exchange.slow:
         return found
     for name, oracle in _ORACLES.items():
         if (only is not None and name not in only) or name in skip:
+            continue
+        if malformed and name != "error":
             continue
         for v in oracle(case, obs):
             # The registry, not the oracle, is the authority on names and evidence size.

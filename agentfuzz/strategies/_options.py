@@ -17,7 +17,7 @@ from hypothesis.strategies import SearchStrategy
 from agentfuzz.history import Api, Case, History, Options, Tool
 from agentfuzz.profiles import Profile
 from agentfuzz.strategies._histories import histories
-from agentfuzz.strategies._surface import surface_fields
+from agentfuzz.strategies._surface import malformed_kind, surface_fields
 
 __all__ = ["cases", "options"]
 
@@ -63,6 +63,7 @@ def _draw_options(
         temperature=temperature,
         max_tokens=max_tokens,
         fields=surface_fields(draw, profile, api, stream),
+        malformed=malformed_kind(draw, profile),
     )
 
 

@@ -18,9 +18,9 @@ from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.history import Api
 from agentfuzz.profiles import Profile
-from agentfuzz.surface import applies
+from agentfuzz.surface import MALFORMED, applies
 
-__all__ = ["surface_fields", "value_of"]
+__all__ = ["malformed_kind", "surface_fields", "value_of"]
 
 Fields = dict[str, Any]
 
@@ -185,7 +185,7 @@ def surface_fields(draw: st.DrawFn, profile: Profile, api: Api, stream: bool) ->
 
     Shrinks toward no field at all: each allowed flag toward False, each use toward left out.
     """
-    names = tuple(n for n in profile.surface if applies(n, api, stream))
+    names = tuple(n for n in profile.surface if applies(n, api, stream) and n != "malformed")
     large = tuple(n for n in profile.max_tokens if n > 64)
     allowed = [n for n in names if draw(_ALLOWED) == 3]
     fields: Fields = {}
@@ -193,3 +193,16 @@ def surface_fields(draw: st.DrawFn, profile: Profile, api: Api, stream: bool) ->
         if draw(st.booleans()):
             fields |= draw(value_of(name, api, large))
     return fields
+
+
+# One request in sixteen goes out broken, when the profile allows it.
+_BROKEN = st.integers(0, 15)
+_KINDS = st.sampled_from(MALFORMED)
+
+
+def malformed_kind(draw: st.DrawFn, profile: Profile) -> str | None:
+    """How this request's body goes out broken, if at all; shrinks toward a whole body, then
+    toward the plainest way of breaking it."""
+    if "malformed" not in profile.surface or draw(_BROKEN) != 15:
+        return None
+    return draw(_KINDS)

@@ -231,11 +231,13 @@ def vcr_request(request: httpx.Request) -> VcrRequest:
 
 def interaction_of(exchange: Exchange) -> Interaction | None:
     """``exchange`` as a vcrpy interaction, from the recording it carries: the request as sent
-    (``LiveTransport`` sends exactly ``json.dumps(request)``) and the answer's bytes as read.
-    None when no answer came at all (the connection failed before a status line)."""
+    (``LiveTransport`` sends exactly ``json.dumps(request)``, or a malformed body's text) and
+    the answer's bytes as read. None when no answer came at all (the connection failed before a
+    status line)."""
     if exchange.status is None:
         return None
-    content = json.dumps(exchange.request).encode()
+    sent = exchange.request
+    content = sent.encode() if isinstance(sent, str) else json.dumps(sent).encode()
     request = VcrRequest("POST", exchange.url, content, dict(exchange.request_headers))
     response = {
         "status": {"code": exchange.status, "message": exchange.reason},

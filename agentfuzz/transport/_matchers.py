@@ -33,7 +33,8 @@ def _as_json(body: Any) -> Any:
         body = body.decode("utf-8", errors="replace")
     try:
         return json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):
+        # A malformed body (not JSON, or nested past what the parser takes) is its text.
         return body
 
 

@@ -159,11 +159,12 @@ class LiveTransport:
     def __repr__(self) -> str:
         return f"LiveTransport({self.base_url!r})"
 
-    def send(self, path: str, body: dict[str, Any], stream: bool) -> Exchange:
-        """POST ``body`` as JSON to ``base_url + path``; read SSE events when ``stream``."""
+    def send(self, path: str, body: dict[str, Any] | str, stream: bool) -> Exchange:
+        """POST ``body`` as JSON to ``base_url + path``; read SSE events when ``stream``. A
+        ``str`` body (a malformed one) is sent as that text."""
         url = self.base_url + path
         # Serialized here, not by httpx, so the bytes sent are exactly ``json.dumps(body)``.
-        content = json.dumps(body).encode()
+        content = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"}
         if stream:
             headers.update({"Accept": "text/event-stream", "Cache-Control": "no-store"})

@@ -21,7 +21,7 @@ CASES = {
 def test_planted_fault_is_found(fault: str, tmp_path: Path) -> None:
     args, kind = CASES[fault]
     run = fuzz_through(
-        fault, tmp_path / "out", *args, "--max-examples", "25", "--oracles", "proxy_fidelity"
+        fault, tmp_path / "out", *args, "--max-examples", "100", "--oracles", "proxy_fidelity"
     )
     assert run.code == 1, run.output
     assert f"proxy_fidelity:{kind}" in run.signatures

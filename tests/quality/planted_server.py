@@ -256,7 +256,9 @@ async def _answer(
         return HTMLResponse("<html><body>Welcome to nginx!</body></html>")
     try:
         body = json.loads(await request.body())
-    except ValueError:
+    except (ValueError, RecursionError):
+        # Nesting deeper than the parser takes is bad input too (agentfuzz's malformed bodies
+        # found this server answering it with a 500).
         return _error(400, "the body is not valid JSON")
     if not isinstance(body, dict):
         return _error(400, "the body must be a JSON object")

@@ -45,7 +45,7 @@ def wire_items(request: dict[str, Any]) -> int:
 def test_finds_and_shrinks_each_planted_bug(bug: str, tmp_path: Path) -> None:
     spec = BUGS[bug]
     with planted_server([bug]) as url:
-        result = fuzz(url, tmp_path, spec.api, spec.stream, max_examples=200)
+        result = fuzz(url, tmp_path, spec.api, spec.stream, max_examples=300)
         assert result.exit_code == 1, result.output
         found = findings(tmp_path)
         hits = [f for f in found if f["oracle"] == spec.oracle]

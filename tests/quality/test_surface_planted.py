@@ -1,6 +1,8 @@
-"""The request surface reaches a fault only one of its dimensions can: the reference server's
-``stop-cuts-markup`` profile (stop strings matched inside tool-call markup, the open section a
-500) is found under the default profile and shrunk to one message and one stop string."""
+"""The request surface reaches faults only one of its dimensions can, under the default profile:
+the reference server's ``stop-cuts-markup`` (stop strings matched inside tool-call markup, the
+open section a 500), shrunk to one message and one stop string; ``bad-json-500`` (a body that is
+not JSON crashes the handler), shrunk to one message sent as JSON cut short. The ``fixed``
+profile answers or refuses every dimension and stays silent."""
 
 from __future__ import annotations
 
@@ -49,6 +51,23 @@ def test_a_stop_inside_markup_is_found_and_shrunk_to_one_stop(tmp_path: Path, st
     assert stop["requests"] > 0 and (stream or stop["error"] > 0), stop
 
 
+def test_a_crash_on_bad_json_is_found_and_its_bundle_sends_the_same_bytes(tmp_path: Path) -> None:
+    code, output = _fuzz(tmp_path, "bad-json-500", "chat", False, 300)
+    assert code == 1, output
+    (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
+    # The plainest way to break a body, on the smallest history: one user message.
+    assert found["case"]["options"]["malformed"] == "truncated"
+    assert found["size"] == 1 and found["signature"] == "error:http_status:500"
+    sent = found["request"]
+    assert isinstance(sent, str) and sent.startswith('{"model": ')
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(sent)
+    bundle = next(p.parent for p in tmp_path.glob("*/repro.json"))
+    assert f"printf %s '{sent}' | curl" in (bundle / "repro.sh").read_text()
+    coverage = json.loads((tmp_path / "summary.json").read_text())["coverage"]
+    assert coverage["malformed:truncated"]["error"] > 0
+
+
 def test_the_fixed_profile_stays_silent_with_every_dimension_on(tmp_path: Path) -> None:
     code, output = _fuzz(tmp_path, "fixed", "chat", False, 300)
     assert code == 0, output
@@ -58,5 +77,7 @@ def test_the_fixed_profile_stays_silent_with_every_dimension_on(tmp_path: Path) 
     dimensions |= {"response_format", "user", "metadata", "reasoning_effort"}
     assert dimensions <= set(coverage), sorted(coverage)
     assert all(row["error"] == row["failed"] == 0 for row in coverage.values())
-    assert coverage["n"]["refused"] > 0 and coverage["stop"]["ok"] > 0
+    broken = [row for name, row in coverage.items() if name.startswith("malformed:")]
+    assert broken and all(row["refused"] + row["ok"] == row["requests"] for row in broken)
+    assert coverage["n"]["ok"] > 0 and coverage["stop"]["ok"] > 0
     assert "request surface coverage" in output

@@ -23,7 +23,12 @@ CHECK = settings(database=None, max_examples=60, deadline=None)
 
 @pytest.mark.parametrize(
     ("name", "api"),
-    [(n, api) for n in DEFAULT_DIMENSIONS for api in ("chat", "responses") if applies(n, api)],
+    [
+        (n, api)
+        for n in DEFAULT_DIMENSIONS
+        for api in ("chat", "responses")
+        if applies(n, api) and n != "malformed"
+    ],
 )
 def test_every_dimension_is_reached_and_shrinks_to_its_field_alone(name: str, api: Api) -> None:
     found = find(cases(DEFAULT, api, True), lambda c: name in used(c), settings=FIND)
@@ -33,6 +38,13 @@ def test_every_dimension_is_reached_and_shrinks_to_its_field_alone(name: str, ap
     assert set(found.options.fields) <= own
     _, body = build_request(found, "m")
     assert set(found.options.fields) <= set(body) and body["stream"] is True
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_broken_body_is_reached_and_shrinks_to_the_plainest_break(api: Api) -> None:
+    found = find(cases(DEFAULT, api, False), lambda c: c.options.malformed, settings=FIND)
+    assert found.options == Options(malformed="truncated")
+    assert used(found) == ("malformed:truncated",) and found.history.size == 1
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
