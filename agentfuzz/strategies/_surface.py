@@ -10,6 +10,7 @@ shrunk repro carries only the fields its failure needs. Values are in the api's 
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from typing import Any
 
@@ -191,7 +192,8 @@ def surface_fields(draw: st.DrawFn, profile: Profile, api: Api, stream: bool) ->
     fields: Fields = {}
     for name in allowed:
         if draw(st.booleans()):
-            fields |= draw(value_of(name, api, large))
+            # A copy: the catalogue's values are shared, a body must never alias them.
+            fields |= copy.deepcopy(draw(value_of(name, api, large)))
     return fields
 
 
