@@ -100,6 +100,12 @@ _CATALOGUE = (
     Dimension("truncation", ("responses",), ("truncation",), "auto or disabled"),
     Dimension("max_tool_calls", ("responses",), ("max_tool_calls",), "a cap on tool calls"),
     Dimension(
+        "previous_response_id",
+        ("responses",),
+        ("previous_response_id",),
+        "an id no answer ever had (a JSON 4xx is the right answer)",
+    ),
+    Dimension(
         "malformed",
         _BOTH,
         (),

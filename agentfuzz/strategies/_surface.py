@@ -161,6 +161,10 @@ def _value_of(name: str, api: Api, large: tuple[int, ...]) -> SearchStrategy[Fie
         ),
         "truncation": _one_of({"truncation": "disabled"}, {"truncation": "auto"}),
         "max_tool_calls": st.integers(1, 4).map(lambda n: {"max_tool_calls": n}),
+        "previous_response_id": _one_of(
+            {"previous_response_id": "resp_agentfuzz_never_answered"},
+            {"previous_response_id": ""},
+        ),
     }
     if name in simple:
         return simple[name]

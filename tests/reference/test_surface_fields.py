@@ -80,6 +80,8 @@ def test_responses_fields_are_read_too(client: TestClient) -> None:
     assert send(include=["message.output_text.logprobs"]).status_code == 400
     assert send(text={"format": {"type": "json_schema", "name": "a"}}).status_code == 400
     assert send(instructions=5).status_code == 400
+    # Stateless: a previous response it never gave (or any) is refused, not guessed at.
+    assert send(previous_response_id="resp_agentfuzz_never_answered").status_code == 400
     assert send(max_output_tokens=8).status_code == 400
     assert send(max_tool_calls=0).status_code == 400
     # max_tool_calls caps built-in tools only: function calls go on.
