@@ -123,6 +123,14 @@ _CATALOGUE = (
 DIMENSIONS: dict[str, Dimension] = {d.name: d for d in _CATALOGUE}
 DEFAULT_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in _CATALOGUE if not d.extension)
 _BY_FIELD = {(api, f): d.name for d in _CATALOGUE for api in d.apis for f in d.fields}
+# The order ``used`` names dimensions in: the older knobs, the catalogue, each way of breaking.
+_ORDER = (
+    "tool_choice",
+    "tools_omitted",
+    "sampling",
+    *DIMENSIONS,
+    *(f"malformed:{kind}" for kind in MALFORMED),
+)
 
 
 def applies(name: str, api: Api, stream: bool = True) -> bool:
@@ -150,7 +158,5 @@ def used(case: Case) -> tuple[str, ...]:
         found.add(_BY_FIELD.get((case.api, field), field))
     if opts.malformed is not None:
         found.add(f"malformed:{opts.malformed}")
-    order = ["tool_choice", "tools_omitted", "sampling", *DIMENSIONS]
-    order += [f"malformed:{kind}" for kind in MALFORMED]
-    known = [name for name in order if name in found]
+    known = [name for name in _ORDER if name in found]
     return (*known, *sorted(found - set(known))) or (PLAIN,)

@@ -4,6 +4,7 @@ goes on the wire as drawn, comes back from a captured body, and reduces field by
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, find, given, settings
@@ -63,12 +64,10 @@ def test_stream_options_only_on_streamed_requests() -> None:
     assert not applies("stream_options", "responses", True)
 
 
-def test_a_profile_naming_an_unknown_dimension_is_one_line(tmp_path: object) -> None:
+def test_a_profile_naming_an_unknown_dimension_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown dimension 'nope'"):
         Profile(surface=["nope"])
-    from pathlib import Path
-
-    bad = Path(str(tmp_path)) / "bad.toml"
+    bad = tmp_path / "bad.toml"
     bad.write_text('surface = ["stop", "stop"]\n')
     with pytest.raises(ProfileError, match=r"bad\.toml: surface: lists a dimension twice$"):
         load_profile(str(bad))
