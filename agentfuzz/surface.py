@@ -106,6 +106,13 @@ _CATALOGUE = (
         "an id no answer ever had (a JSON 4xx is the right answer)",
     ),
     Dimension(
+        "tool_choice_forms",
+        _BOTH,
+        ("tool_choice", "tools"),
+        "allowed_tools, an undeclared or nameless function, a hosted tool, the namespace-native"
+        " name, a choice with no tools",
+    ),
+    Dimension(
         "malformed",
         _BOTH,
         (),

@@ -61,7 +61,7 @@ class BackendLog:
     def add(self, path: str, raw: bytes) -> None:
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             body = None
         with self._lock:
             self._seen.append(BackendRequest(path, body if isinstance(body, dict) else {}))

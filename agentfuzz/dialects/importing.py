@@ -156,14 +156,22 @@ def _tools(raw: Any, where: str, namespace: str | None = None) -> list[Tool]:
     return [Tool(name=name, namespace=namespace, description=description, **extra)]
 
 
+def _knob_choice(value: Any) -> bool:
+    """Whether a ``tool_choice`` is one the knob holds (a mode, a function by name); any other
+    form (``allowed_tools``, a hosted tool, a function without a name) stays a wire field."""
+    if value is None or value in _MODES:
+        return True
+    if not isinstance(value, dict) or value.get("type") != "function":
+        return False
+    named = value.get("function", value)
+    return isinstance(named, dict) and isinstance(named.get("name"), str)
+
+
 def _tool_choice(value: Any) -> str | None:
     if value is None or value in _MODES:
         return value  # type: ignore[no-any-return]
-    if not isinstance(value, dict) or value.get("type") != "function":
-        _f.fail("tool_choice", f"unsupported {value!r:.40}")
-    at = "tool_choice.function" if "function" in value else "tool_choice"
-    named = _f.want(value["function"], dict, at) if "function" in value else value
-    return _f.str_(named, "name", at)
+    named = value.get("function", value)
+    return str(named["name"])
 
 
 def _bare(items: list[Item], api: Api) -> Case:
@@ -209,11 +217,14 @@ def _request(body: dict[str, Any], api: Api | None) -> Case:
     declared = _f.want(_f.get(body, "tools", []), list, "tools")
     tools = [t for i, raw in enumerate(declared) for t in _tools(raw, f"tools[{i}]")]
     stream = _f.get(body, "stream", False)
-    read = _READ[api] | ({"tool_choice"} if tools else set())
+    knob = bool(tools) and _knob_choice(body.get("tool_choice"))
+    read = _READ[api] | ({"tool_choice"} if knob else set())
+    if declared == []:
+        read = read - {"tools"}  # an empty list is a shape of its own, kept as it came
     limit = _LIMIT[api]
     options = Options(
         include_tools=bool(tools),
-        tool_choice=_tool_choice(body.get("tool_choice")) if tools else None,
+        tool_choice=_tool_choice(body.get("tool_choice")) if knob else None,
         seed=_f.number(body, "seed", integer=True) if "seed" in read else None,
         temperature=_f.number(body, "temperature", integer=False),
         max_tokens=_f.number(body, limit, integer=True),

@@ -14,6 +14,7 @@ from agentfuzz.observation import Observation, ObservedCall, Violation
 from agentfuzz.oracles._common import (
     declared_tools,
     find_tool,
+    forced,
     format_constrained,
     is_answer,
     is_cut,
@@ -142,14 +143,22 @@ def tool_choice(case: Case, obs: Observation) -> Iterator[Violation]:
     Nor are requests with stop strings (a stop can end the turn before its call), nor those
     asking for a response format besides tools (the two asks conflict, and servers differ
     on which wins).
+
+    ``allowed_tools`` is judged in ``required`` mode only: a call must come back, to an allowed
+    tool. In ``auto`` mode a model may write any name it read in the history, and only a
+    server that constrains the names could promise otherwise. Forms no answer can honour
+    (an undeclared function…) are the ``error`` oracle's: the server should refuse them.
     """
-    choice = case.options.tool_choice
-    if not declared_tools(case) or choice in (None, "auto") or not is_answer(obs):
+    wanted = forced(case)
+    if wanted is None or wanted.mode == "auto" or not is_answer(obs):
         return
     if is_cut(case, obs) or format_constrained(case):
         return
     called = [_flat(c) for c in obs.tool_calls]
-    if choice == "none" and called:
+    choice = wanted.name if wanted.mode == "named" else wanted.mode
+    if wanted.allowed is not None:
+        yield from _allowed(wanted.allowed, called, obs)
+    elif choice == "none" and called:
         yield _choice(
             "none", f'tool_choice "none" but {len(called)} call(s) came back', f"calls: {called}"
         )
@@ -171,6 +180,22 @@ def tool_choice(case: Case, obs: Observation) -> Iterator[Violation]:
                 f"tool_choice {choice!r} but the turn called another tool",
                 f"forced {choice!r}; called {called}",
             )
+
+
+def _allowed(allowed: tuple[str, ...], called: list[str], obs: Observation) -> Iterator[Violation]:
+    """``allowed_tools`` in ``required`` mode: at least one call, each to an allowed tool."""
+    if not called:
+        yield _choice(
+            "allowed:no_call",
+            f"allowed_tools {list(allowed)} required but no call came back",
+            f"text: {obs.text!r}",
+        )
+    elif others := [c for c in called if c not in allowed]:
+        yield _choice(
+            "allowed:other_name",
+            f"allowed_tools {list(allowed)} required but the turn called {others}",
+            f"allowed {list(allowed)}; called {called}",
+        )
 
 
 def _choice(kind: str, message: str, evidence: str) -> Violation:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from agentfuzz.history import Case, Tool
 from agentfuzz.observation import Observation, ObservedCall
 
 __all__ = [
+    "Forced",
     "declared_tools",
     "find_tool",
+    "forced",
     "format_constrained",
     "is_answer",
     "is_cut",
@@ -18,8 +23,76 @@ __all__ = [
 
 
 def declared_tools(case: Case) -> tuple[Tool, ...]:
-    """The tools the request actually carried: none when the case leaves ``tools`` out."""
-    return case.history.tools if case.options.include_tools else ()
+    """The tools the request actually carried: none when the case leaves ``tools`` out, or
+    when its surface sent an empty list in their place."""
+    if not case.options.include_tools or case.options.fields.get("tools") == []:
+        return ()
+    return case.history.tools
+
+
+@dataclass(frozen=True)
+class Forced:
+    """What a request's ``tool_choice`` asks of the answer, as an oracle can judge it.
+
+    ``mode``: ``auto``, ``none``, ``required`` or ``named`` (``name``: the flat name of the one
+    tool to call); ``allowed``: the flat names an ``allowed_tools`` choice limits calls to.
+    ``None`` from ``forced`` means a form no answer can be held to (an undeclared or nameless
+    function, a hosted tool, a choice without tools): the server should refuse it, and only
+    the ``error`` oracle judges what it did.
+    """
+
+    mode: str
+    name: str | None = None
+    allowed: tuple[str, ...] | None = None
+
+
+def _function_name(raw: dict[str, Any], api: str) -> Any:
+    fn = raw.get("function") if api == "chat" else raw
+    return fn.get("name") if isinstance(fn, dict) else None
+
+
+def _resolve(name: Any, tools: tuple[Tool, ...]) -> str | None:
+    """The flat name of the one declared tool ``name`` means: its flat name, or its own name
+    inside its namespace when only one namespace holds it."""
+    if not isinstance(name, str):
+        return None
+    if any(t.flat_name == name for t in tools):
+        return name
+    inner = [t.flat_name for t in tools if t.namespace and t.name == name]
+    return inner[0] if len(inner) == 1 else None
+
+
+def forced(case: Case) -> Forced | None:
+    """The ``tool_choice`` the request carried, read from its wire field when the surface set
+    one (``allowed_tools``, a function named by its namespace-native name…), else the knob."""
+    tools = declared_tools(case)
+    if "tool_choice" not in case.options.fields:
+        choice = case.options.tool_choice
+        if choice is None or not tools:
+            return Forced("auto") if tools else None
+        return Forced(choice) if choice in ("auto", "none", "required") else Forced("named", choice)
+    raw = case.options.fields["tool_choice"]
+    if not tools:
+        return None
+    if raw in ("auto", "none", "required"):
+        return Forced(str(raw))
+    if not isinstance(raw, dict):
+        return None
+    if raw.get("type") == "function":
+        name = _resolve(_function_name(raw, case.api), tools)
+        return None if name is None else Forced("named", name)
+    if raw.get("type") != "allowed_tools":
+        return None
+    spec = raw.get("allowed_tools") if case.api == "chat" else raw
+    if not isinstance(spec, dict) or spec.get("mode") not in ("auto", "required"):
+        return None
+    refs = spec.get("tools")
+    if not isinstance(refs, list) or not refs:
+        return None
+    names = [_resolve(_function_name(r, case.api), tools) for r in refs if isinstance(r, dict)]
+    if None in names or len(names) != len(refs):
+        return None
+    return Forced(str(spec["mode"]), allowed=tuple(n for n in names if n is not None))
 
 
 def find_tool(call: ObservedCall, tools: tuple[Tool, ...], api: str) -> Tool | None:

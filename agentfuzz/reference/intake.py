@@ -63,10 +63,13 @@ class Message:
 
 @dataclass(frozen=True)
 class Choice:
-    """The request's ``tool_choice``; ``name`` is the flat name when ``mode`` is ``named``."""
+    """The request's ``tool_choice``; ``name`` is the flat name when ``mode`` is ``named``;
+    ``allowed`` the flat names an ``allowed_tools`` choice offers the model (None: all)."""
 
     mode: Literal["auto", "none", "required", "named"] = "auto"
     name: str | None = None
+    allowed: tuple[str, ...] | None = None
+    raw: Any = None
 
 
 @dataclass
@@ -139,20 +142,49 @@ def _function_spec(fn: Any, namespace: str | None, where: str) -> ToolSpec:
     )
 
 
-def _choice(raw: Any, tools: list[ToolSpec] | None) -> Choice:
+def _declared(wanted: Any, tools: list[ToolSpec] | None, where: str) -> str:
+    """The flat name of the declared tool ``wanted`` names: by its flat name, or by its own
+    name inside a namespace when just one tool has it."""
+    need(isinstance(wanted, str), f"{where}: function name is required")
+    specs = tools or []
+    if any(spec.name == wanted for spec in specs):
+        return str(wanted)
+    inner = [spec.name for spec in specs if spec.inner == wanted]
+    need(len(inner) < 2, f"{where}: {wanted!r} is in more than one namespace")
+    if not inner:
+        raise BadRequest(f"{where} names {wanted!r}, which is not a declared tool")
+    return inner[0]
+
+
+def _allowed(raw: dict[str, Any], tools: list[ToolSpec] | None, api: Api) -> Choice:
+    spec: Any = raw.get("allowed_tools") if api == "chat" else raw
+    need(isinstance(spec, dict), "tool_choice.allowed_tools must be an object")
+    mode: Any = spec.get("mode")
+    need(mode in ("auto", "required"), "tool_choice: allowed_tools mode is auto or required")
+    refs = spec.get("tools")
+    need(isinstance(refs, list) and bool(refs), "tool_choice: allowed_tools needs tools")
+    need(bool(tools), "tool_choice: allowed_tools needs declared tools")
+    names = []
+    for ref in refs:
+        need(isinstance(ref, dict) and ref.get("type") == "function", "allowed_tools: bad tool")
+        fn: Any = ref.get("function") if api == "chat" else ref
+        need(isinstance(fn, dict), "allowed_tools: bad tool")
+        names.append(_declared(fn.get("name"), tools, "tool_choice.allowed_tools"))
+    return Choice(mode, allowed=tuple(dict.fromkeys(names)), raw=raw)
+
+
+def _choice(raw: Any, tools: list[ToolSpec] | None, api: Api) -> Choice:
     if raw is None:
         return Choice("auto")
     if raw in ("auto", "none", "required"):
         need(raw != "required" or bool(tools), "tool_choice 'required' needs tools")
         return Choice(raw)
-    need(isinstance(raw, dict) and raw.get("type") == "function", "unsupported tool_choice")
+    need(isinstance(raw, dict), "unsupported tool_choice")
+    if raw.get("type") == "allowed_tools":
+        return _allowed(raw, tools, api)
+    need(raw.get("type") == "function", "unsupported tool_choice")
     fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
-    wanted = fn.get("name")
-    need(isinstance(wanted, str), "tool_choice: function name is required")
-    for spec in tools or []:
-        if wanted in (spec.name, spec.inner):
-            return Choice("named", spec.name)
-    raise BadRequest(f"tool_choice names {wanted!r}, which is not a declared tool")
+    return Choice("named", _declared(fn.get("name"), tools, "tool_choice"), raw=raw)
 
 
 def parse_chat(body: Any) -> Turn:
@@ -170,7 +202,7 @@ def parse_chat(body: Any) -> Turn:
             where = f"tools[{i}]"
             need(isinstance(tool, dict) and tool.get("type") == "function", f"{where}: bad tool")
             tools.append(_function_spec(tool.get("function"), None, where))
-    choice = _choice(body.get("tool_choice"), tools)
+    choice = _choice(body.get("tool_choice"), tools, "chat")
     return Turn("chat", model, messages, tools, choice, stream, read_knobs(body, "chat", stream))
 
 
@@ -215,7 +247,7 @@ def parse_responses(body: Any) -> Turn:
         need(isinstance(raw_input, list) and bool(raw_input), "input must be a string or a list")
         _input_items(raw_input, messages)
     tools = _responses_tools(body.get("tools"))
-    choice = _choice(body.get("tool_choice"), tools)
+    choice = _choice(body.get("tool_choice"), tools, "responses")
     knobs = read_knobs(body, "responses", stream)
     return Turn("responses", model, messages, tools, choice, stream, knobs)
 

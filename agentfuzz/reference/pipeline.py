@@ -31,7 +31,11 @@ def _prompt(profile: Profile, turn: Turn) -> str:
     messages = turn.messages
     if profile.template == "kimi":
         messages = renumber(messages, profile.rewrite)
-    return render(profile.template, messages, turn.tools)
+    tools, allowed = turn.tools, turn.choice.allowed
+    if tools is not None and allowed is not None and not profile.ignore_allowed:
+        # allowed_tools: the model is offered only those, the rest stay declared.
+        tools = [t for t in tools if t.name in allowed]
+    return render(profile.template, messages, tools)
 
 
 def render_prompt(

@@ -48,6 +48,8 @@ class Profile:
     stop_in_raw: bool = False
     # A body that is not JSON crashes the handler: a plain-text 500 (planted, ``malformed``).
     crash_on_bad_json: bool = False
+    # ``allowed_tools`` is read as its mode alone: every declared tool stays on offer (planted).
+    ignore_allowed: bool = False
 
 
 _PROFILES = (
@@ -129,6 +131,11 @@ _PROFILES = (
         name="bad-json-500",
         summary="Planted: a body that is not JSON crashes the handler, a plain-text 500.",
         crash_on_bad_json=True,
+    ),
+    Profile(
+        name="allowed-ignored",
+        summary="Planted: tool_choice allowed_tools keeps its mode but offers every declared tool.",
+        ignore_allowed=True,
     ),
 )
 

@@ -108,6 +108,8 @@ def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
 
 
 def _choice_echo(turn: Turn) -> Any:
+    if turn.choice.allowed is not None:
+        return turn.choice.raw
     if turn.choice.mode != "named":
         return turn.choice.mode
     spec = next(t for t in turn.tools or [] if t.name == turn.choice.name)

@@ -62,7 +62,7 @@ def _draw_options(
         seed=seed,
         temperature=temperature,
         max_tokens=max_tokens,
-        fields=surface_fields(draw, profile, api, stream),
+        fields=surface_fields(draw, profile, api, stream, tools),
         malformed=malformed_kind(draw, profile),
     )
 

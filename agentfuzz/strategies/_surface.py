@@ -17,11 +17,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.history import Api
+from agentfuzz.history import Api, Tool
 from agentfuzz.profiles import Profile
 from agentfuzz.surface import MALFORMED, applies
 
-__all__ = ["malformed_kind", "surface_fields", "value_of"]
+__all__ = ["choice_forms", "malformed_kind", "surface_fields", "value_of"]
 
 Fields = dict[str, Any]
 
@@ -177,16 +177,90 @@ def _value_of(name: str, api: Api, large: tuple[int, ...]) -> SearchStrategy[Fie
     }
     if name in drawn:
         return drawn[name](api)
+    if name == "tool_choice_forms":
+        return st.composite(lambda draw: choice_forms(draw, api, ()))()
     return {"stop": _stop, "penalties": _penalties, "sampler_extensions": _sampler}[name]()
+
+
+# A function no request ever declares: forcing it is a request any server must refuse.
+UNDECLARED = "agentfuzz_undeclared_tool"
+
+# The tool_choice forms, plainest first; each names one declared tool (the drawn one) or none.
+_FORMS: dict[Api, tuple[str, ...]] = {
+    "chat": (
+        "allowed_required",
+        "allowed_auto",
+        "allowed_all",
+        "undeclared",
+        "nameless",
+        "no_tools",
+        "custom",
+    ),
+    "responses": (
+        "allowed_required",
+        "allowed_auto",
+        "allowed_all",
+        "native",
+        "undeclared",
+        "nameless",
+        "no_tools",
+        "hosted",
+        "mcp",
+    ),
+}
+
+
+def _form(api: Api, kind: str, tool: Tool, tools: tuple[Tool, ...]) -> Fields:
+    """The ``tool_choice`` (and maybe ``tools``) fields of one form, in ``api``'s wire shape."""
+    if kind.startswith("allowed_"):
+        chosen = tools if kind == "allowed_all" else (tool,)
+        mode = "auto" if kind == "allowed_auto" else "required"
+        if api == "chat":
+            refs = [{"type": "function", "function": {"name": t.flat_name}} for t in chosen]
+            allowed = {"mode": mode, "tools": refs}
+            return {"tool_choice": {"type": "allowed_tools", "allowed_tools": allowed}}
+        flat = [{"type": "function", "name": t.flat_name} for t in chosen]
+        return {"tool_choice": {"type": "allowed_tools", "mode": mode, "tools": flat}}
+    if kind == "no_tools":
+        return {"tools": [], "tool_choice": "required"}
+    if kind == "hosted":
+        return {"tool_choice": {"type": "web_search_preview"}}
+    if kind == "mcp":
+        return {"tool_choice": {"type": "mcp", "server_label": "agentfuzz"}}
+    if kind == "custom":
+        return {"tool_choice": {"type": "custom", "custom": {"name": tool.flat_name}}}
+    if kind == "nameless":
+        return {"tool_choice": {"type": "function"}}
+    # undeclared, or native: the function's own name inside its namespace, as declared there.
+    name = UNDECLARED if kind == "undeclared" else tool.name
+    if api == "chat":
+        return {"tool_choice": {"type": "function", "function": {"name": name}}}
+    return {"tool_choice": {"type": "function", "name": name}}
+
+
+@lru_cache(maxsize=64)
+def _indexes(size: int) -> SearchStrategy[int]:
+    return st.integers(0, size - 1)
+
+
+def choice_forms(draw: st.DrawFn, api: Api, tools: tuple[Tool, ...]) -> Fields:
+    """One ``tool_choice`` form over the declared ``tools`` (two choices: the form, the tool);
+    shrinks toward ``allowed_tools`` required of the first tool."""
+    kinds = _FORMS[api]
+    kind = kinds[draw(_indexes(len(kinds)))]
+    tool = tools[draw(_indexes(len(tools)))] if tools else Tool(name="get_weather")
+    return _form(api, kind, tool, tools or (tool,))
 
 
 # One dimension in four is allowed in an example: most requests stay plain or nearly.
 _ALLOWED = st.integers(0, 3)
 
 
-def surface_fields(draw: st.DrawFn, profile: Profile, api: Api, stream: bool) -> Fields:
+def surface_fields(
+    draw: st.DrawFn, profile: Profile, api: Api, stream: bool, tools: tuple[Tool, ...] = ()
+) -> Fields:
     """Draw the surface of one request: which of the profile's dimensions it may use, then
-    their fields.
+    their fields (``tools``: the declared ones, which a ``tool_choice`` form names).
 
     Shrinks toward no field at all: each allowed flag toward False, each use toward left out.
     """
@@ -195,7 +269,11 @@ def surface_fields(draw: st.DrawFn, profile: Profile, api: Api, stream: bool) ->
     allowed = [n for n in names if draw(_ALLOWED) == 3]
     fields: Fields = {}
     for name in allowed:
-        if draw(st.booleans()):
+        if not draw(st.booleans()):
+            continue
+        if name == "tool_choice_forms":
+            fields |= choice_forms(draw, api, tools)
+        else:
             # A copy: the catalogue's values are shared, a body must never alias them.
             fields |= copy.deepcopy(draw(value_of(name, api, large)))
     return fields

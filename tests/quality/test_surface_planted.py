@@ -52,7 +52,7 @@ def test_a_stop_inside_markup_is_found_and_shrunk_to_one_stop(tmp_path: Path, st
 
 
 def test_a_crash_on_bad_json_is_found_and_its_bundle_sends_the_same_bytes(tmp_path: Path) -> None:
-    code, output = _fuzz(tmp_path, "bad-json-500", "chat", False, 300)
+    code, output = _fuzz(tmp_path, "bad-json-500", "chat", False, 1000)
     assert code == 1, output
     (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
     # The plainest way to break a body, on the smallest history: one user message.
@@ -81,3 +81,27 @@ def test_the_fixed_profile_stays_silent_with_every_dimension_on(tmp_path: Path) 
     assert broken and all(row["refused"] + row["ok"] == row["requests"] for row in broken)
     assert coverage["n"]["ok"] > 0 and coverage["stop"]["ok"] > 0
     assert "request surface coverage" in output
+
+
+def test_allowed_tools_ignored_is_found_and_shrunk_to_two_tools_and_one_allowed(
+    tmp_path: Path,
+) -> None:
+    # allowed-ignored keeps an allowed_tools mode but offers every tool: the model then calls
+    # the first declared one, which the choice did not allow. (Responses reaches it too, in
+    # a few thousand examples: its surface has more ways to be refused first.)
+    api = "chat"
+    code, output = _fuzz(tmp_path, "allowed-ignored", api, False, 300)
+    assert code == 1, output
+    (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "tool_choice"]
+    assert found["signature"] == "tool_choice:allowed:other_name" and found["size"] == 1
+    request = found["request"]
+    assert set(request) == {
+        "model",
+        "messages" if api == "chat" else "input",
+        "tools",
+        "stream",
+        "tool_choice",
+    }
+    assert len(request["tools"]) == 2 and request["tool_choice"]["type"] == "allowed_tools"
+    spec = request["tool_choice"]["allowed_tools"] if api == "chat" else request["tool_choice"]
+    assert spec["mode"] == "required" and len(spec["tools"]) == 1

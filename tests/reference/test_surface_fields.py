@@ -140,3 +140,81 @@ def test_the_planted_profile_fails_only_where_a_stop_cuts_the_markup() -> None:
     assert planted.post("/v1/chat/completions", json=_chat(stop="}")).status_code == 500
     assert planted.post("/v1/chat/completions", json=_chat(stop="zzz")).status_code == 200
     assert planted.post("/v1/chat/completions", json=_chat()).status_code == 200
+
+
+SEARCH = {
+    "type": "function",
+    "function": {"name": "search", "parameters": {"type": "object", "properties": {}}},
+}
+
+
+def _called(answer: Any) -> list[str]:
+    calls = answer.json()["choices"][0]["message"].get("tool_calls") or []
+    return [c["function"]["name"] for c in calls]
+
+
+@pytest.mark.parametrize("mode", ["required", "auto"])
+def test_allowed_tools_offers_only_those_tools(client: TestClient, mode: str) -> None:
+    # The user names get_weather; only search is allowed, so search is what gets called.
+    refs = [{"type": "function", "function": {"name": "search"}}]
+    choice = {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": refs}}
+    body = _chat(tools=[TOOL, SEARCH], tool_choice=choice)
+    assert _called(client.post("/v1/chat/completions", json=body)) == ["search"]
+    # The same request with no allowed_tools calls the tool the user named.
+    plain = _chat(tools=[TOOL, SEARCH], tool_choice=mode)
+    assert _called(client.post("/v1/chat/completions", json=plain)) == ["get_weather"]
+
+
+def test_a_responses_allowed_tools_choice_is_echoed_as_sent(client: TestClient) -> None:
+    choice = {
+        "type": "allowed_tools",
+        "mode": "required",
+        "tools": [{"type": "function", "name": "search"}],
+    }
+    flat = [{"type": "function", **t["function"]} for t in (TOOL, SEARCH)]
+    body = {"model": "m", "input": "Use get_weather.", "tools": flat, "tool_choice": choice}
+    answer = client.post("/v1/responses", json=body).json()
+    assert answer["tool_choice"] == choice
+    assert [item["name"] for item in answer["output"]] == ["search"]
+
+
+def test_a_namespaced_tool_is_forced_by_its_own_name_unless_two_share_it(
+    client: TestClient,
+) -> None:
+    fn = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+    spaces = [
+        {"type": "namespace", "name": ns, "description": "", "tools": [fn]} for ns in ("a", "b")
+    ]
+    named = {"type": "function", "name": "get_weather"}
+    body = {"model": "m", "input": "hi", "tools": spaces[:1], "tool_choice": named}
+    output = client.post("/v1/responses", json=body).json()["output"]
+    assert [(item["namespace"], item["name"]) for item in output] == [("a", "get_weather")]
+    answer = client.post("/v1/responses", json=body | {"tools": spaces})
+    assert answer.status_code == 400
+    assert "more than one namespace" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("choice", "says"),
+    [
+        (
+            {"type": "function", "function": {"name": "nope"}},
+            "'nope', which is not a declared tool",
+        ),
+        ({"type": "function"}, "function name is required"),
+        ({"type": "custom", "custom": {"name": "get_weather"}}, "unsupported tool_choice"),
+        (
+            {"type": "allowed_tools", "allowed_tools": {"mode": "any", "tools": []}},
+            "auto or required",
+        ),
+        ({"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": []}}, "needs tools"),
+    ],
+)
+def test_a_tool_choice_no_answer_can_honour_is_a_json_400(
+    client: TestClient, choice: Any, says: str
+) -> None:
+    answer = client.post("/v1/chat/completions", json=_chat(tool_choice=choice))
+    assert answer.status_code == 400
+    assert says in answer.json()["error"]["message"]
+    empty = client.post("/v1/chat/completions", json=_chat(tools=[], tool_choice="required"))
+    assert empty.status_code == 400

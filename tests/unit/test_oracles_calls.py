@@ -196,3 +196,24 @@ def test_tool_choice_is_not_judged_on_a_turn_cut_by_the_token_limit(
     assert _run("tool_choice", obs, _case(choice)) == []
     # The same answer with the call finished and still no call parsed is judged.
     assert _run("tool_choice", _obs(text="<tool_call>"), _case(choice)) != []
+
+
+def test_allowed_tools_required_is_held_to_its_names_and_auto_is_not_judged() -> None:
+    tools = (Tool(name="get_weather"), Tool(name="search"))
+    allowed = {"mode": "required", "tools": [{"type": "function", "function": {"name": "search"}}]}
+    fields = {"tool_choice": {"type": "allowed_tools", "allowed_tools": allowed}}
+    case = Case(
+        history=History(tools=tools, items=(UserMessage(text="q"),)), options=Options(fields=fields)
+    )
+    seen = [
+        [v.signature for v in _run("tool_choice", obs, case)]
+        for obs in (_obs(_call("get_weather")), _obs(_call("search")), _obs(text="hello"))
+    ]
+    assert seen == [["tool_choice:allowed:other_name"], [], ["tool_choice:allowed:no_call"]]
+    auto = {"tool_choice": {"type": "allowed_tools", "allowed_tools": allowed | {"mode": "auto"}}}
+    loose = case.model_copy(update={"options": Options(fields=auto)})
+    assert _run("tool_choice", _obs(_call("get_weather")), loose) == []
+    # A function never declared is not an ask any answer honours: the server should refuse it.
+    undeclared = {"tool_choice": {"type": "function", "function": {"name": "nope"}}}
+    odd = case.model_copy(update={"options": Options(fields=undeclared)})
+    assert _run("tool_choice", _obs(text="hello"), odd) == []

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from agentfuzz.dialects import build_request, parse_request
 from agentfuzz.history import Api, Case, History, Options, Tool, UserMessage
+from agentfuzz.oracles._common import Forced, forced
 from agentfuzz.profiles import Profile, ProfileError, load_profile
 from agentfuzz.reduction import reduce_case
 from agentfuzz.strategies import cases
+from agentfuzz.strategies._surface import _FORMS, _form
 from agentfuzz.surface import DEFAULT_DIMENSIONS, DIMENSIONS, PLAIN, applies, used
 
 DEFAULT = load_profile("default")
@@ -139,3 +141,64 @@ def test_with_n_choices_the_turn_is_choice_zero_streamed_or_not() -> None:
     plain = assemble(Exchange(url="u/chat/completions", request={}, stream=False, status=200,
                               body=body))  # fmt: skip
     assert (plain.text, plain.finish_reason) == ("hello", "stop")
+
+
+WEATHER = Tool(name="get_weather", namespace="weather")
+SEARCH = Tool(name="search")
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_every_tool_choice_form_is_read_back_as_what_it_asks(api: Api) -> None:
+    """``forced`` reads each form the surface draws: allowed_tools as its mode and names, the
+    namespace-native name as the namespaced tool, and the rest as nothing to judge."""
+    tools = (WEATHER, SEARCH)
+    expected = {
+        "allowed_required": Forced("required", allowed=("search",)),
+        "allowed_auto": Forced("auto", allowed=("search",)),
+        "allowed_all": Forced("required", allowed=("weather__get_weather", "search")),
+        "native": Forced("named", "search"),
+    }
+    for kind in _FORMS[api]:
+        case = Case(
+            history=History(tools=tools, items=(UserMessage(text="q"),)),
+            options=Options(fields=_form(api, kind, SEARCH, tools)),
+            api=api,
+        )
+        assert forced(case) == expected.get(kind), kind
+        assert used(case) == ("tool_choice_forms",)
+    native = _form("responses", "native", WEATHER, tools)
+    case = Case(history=History(tools=tools), options=Options(fields=native), api="responses")
+    assert native["tool_choice"]["name"] == "get_weather"
+    assert forced(case) == Forced("named", "weather__get_weather")
+
+
+def test_a_namespace_native_name_two_namespaces_share_is_not_judged() -> None:
+    twins = (WEATHER, Tool(name="get_weather", namespace="crm"))
+    fields = {"tool_choice": {"type": "function", "name": "get_weather"}}
+    case = Case(history=History(tools=twins), options=Options(fields=fields), api="responses")
+    assert forced(case) is None
+
+
+def test_a_captured_tool_choice_the_knob_cannot_hold_stays_a_field() -> None:
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "q"}],
+        "tools": [],
+        "tool_choice": "required",
+    }
+    case = parse_request(body)
+    assert case.options.fields == {"tools": [], "tool_choice": "required"}
+    allowed = {
+        "type": "allowed_tools",
+        "mode": "auto",
+        "tools": [{"type": "function", "name": "f"}],
+    }
+    body = {
+        "model": "m",
+        "input": "q",
+        "tools": [{"type": "function", "name": "f"}],
+        "tool_choice": allowed,
+    }
+    case = parse_request(body)
+    assert case.options.tool_choice is None and case.options.fields["tool_choice"] == allowed
+    assert build_request(case, "m")[1]["tool_choice"] == allowed
