@@ -135,9 +135,10 @@ class Options(_Frozen):
 
     ``fields`` are top-level fields of the api's own wire form (``stop``, ``n``,
     ``max_output_tokens``, ``text``…), sent as they are after the knobs: the rest of the
-    request surface, which ``agentfuzz.surface`` names dimension by dimension. ``malformed``
-    names how the body goes out broken (``surface.MALFORMED``), the history being what it was
-    built from.
+    request surface, which ``agentfuzz.surface`` names dimension by dimension. ``forms`` say
+    how the messages are spelled (``surface.FORMS``: text as parts, an empty ``content``…).
+    ``malformed`` names how the body goes out broken (``surface.MALFORMED``), the history
+    being what it was built from.
     """
 
     include_tools: bool = True
@@ -146,6 +147,7 @@ class Options(_Frozen):
     temperature: float | None = None
     max_tokens: int | None = None
     fields: dict[str, Any] = Field(default_factory=dict)
+    forms: tuple[str, ...] = ()
     malformed: str | None = None
 
 

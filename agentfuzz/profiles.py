@@ -75,6 +75,8 @@ class Profile(BaseModel):
     namespaced_tools: bool = True
     namespace_tools: bool = True
     reasoning: bool = True
+    system_messages: bool = True
+    markup_texts: bool = True
     malformed_arguments: bool = True
     schema_violating_arguments: bool = True
     dropped_calls: bool = True

@@ -109,6 +109,9 @@ def candidates(case: Case) -> Iterator[Case]:
     if opts != plain:
         yield case.model_copy(update={"options": plain})
     yield from _fewer_fields(case)
+    for form in opts.forms:
+        kept = tuple(f for f in opts.forms if f != form)
+        yield case.model_copy(update={"options": opts.model_copy(update={"forms": kept})})
     yield from _simpler(case)
 
 

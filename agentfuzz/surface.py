@@ -16,6 +16,7 @@ from agentfuzz.history import Api, Case
 __all__ = [
     "DEFAULT_DIMENSIONS",
     "DIMENSIONS",
+    "FORMS",
     "MALFORMED",
     "PLAIN",
     "Dimension",
@@ -41,6 +42,23 @@ MALFORMED = (
     "items_number",
     "tools_string",
 )
+
+
+# How messages may be spelled (``dialects._forms`` writes them), plainest first: text as an
+# array of parts, an assistant turn with calls and ``content`` "" or left out, a ``name`` on
+# user messages; then a part no server reads as text added to the last user message.
+FORMS: dict[Api, tuple[str, ...]] = {
+    "chat": (
+        "parts",
+        "content_empty",
+        "content_absent",
+        "names",
+        "image_part",
+        "unknown_part",
+        "untyped_part",
+    ),
+    "responses": ("parts", "image_part", "unknown_part", "untyped_part"),
+}
 
 
 @dataclass(frozen=True)
@@ -113,6 +131,13 @@ _CATALOGUE = (
         " name, a choice with no tools",
     ),
     Dimension(
+        "message_forms",
+        _BOTH,
+        (),
+        "messages spelled otherwise: text as parts, an empty or absent assistant content, a"
+        " name; an image part, a part of an unknown type, a part with no type",
+    ),
+    Dimension(
         "malformed",
         _BOTH,
         (),
@@ -136,6 +161,7 @@ _ORDER = (
     "tools_omitted",
     "sampling",
     *DIMENSIONS,
+    *(f"message_forms:{form}" for form in dict.fromkeys(FORMS["chat"] + FORMS["responses"])),
     *(f"malformed:{kind}" for kind in MALFORMED),
 )
 
@@ -163,6 +189,7 @@ def used(case: Case) -> tuple[str, ...]:
         found.add("tool_choice")
     for field in opts.fields:
         found.add(_BY_FIELD.get((case.api, field), field))
+    found.update(f"message_forms:{form}" for form in opts.forms)
     if opts.malformed is not None:
         found.add(f"malformed:{opts.malformed}")
     known = [name for name in _ORDER if name in found]

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
-_TEXT_PARTS = ("text", "input_text", "output_text", "summary_text", "reasoning_text")
+TEXT_PARTS = ("text", "input_text", "output_text", "summary_text", "reasoning_text")
 _NAMES = {
     type(None): "null",
     dict: "an object",
@@ -74,7 +74,7 @@ def text(value: Any, where: str, sep: str = "\n") -> str:
     texts = []
     for i, raw in enumerate(want(value, list, where)):
         part = want(raw, dict, f"{where}[{i}]")
-        if part.get("type", "text") not in _TEXT_PARTS:
+        if part.get("type", "text") not in TEXT_PARTS:
             fail(f"{where}[{i}]", f"unsupported content part {part.get('type')!r:.40}")
         texts.append(str_(part, "text", f"{where}[{i}]"))
     return sep.join(texts)

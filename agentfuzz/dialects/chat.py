@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentfuzz.dialects._forms import apply_forms
 from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
 from agentfuzz.history import (
     AssistantMessage,
@@ -39,7 +40,7 @@ def build_chat(case: Case, model: str) -> dict[str, Any]:
         body["max_tokens"] = opts.max_tokens
     # The rest of the surface as drawn, in the api's own wire form; it never touches the stream.
     body.update((k, v) for k, v in opts.fields.items() if k != "stream")
-    return body
+    return apply_forms(body, "chat", opts.forms)
 
 
 def _messages(case: Case) -> list[dict[str, Any]]:

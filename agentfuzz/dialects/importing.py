@@ -36,6 +36,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
+from agentfuzz.surface import FORMS
 
 __all__ = ["InputError", "parse_input", "parse_jsonl", "parse_request", "parse_text"]
 
@@ -204,12 +205,70 @@ def parse_request(body: dict[str, Any], api: Api | None = None) -> Case:
         return _request(_f.want(body, dict, "request body"), api)
 
 
+_ABSENT = object()
+_EXTRA_PARTS = {"image_url": "image_part", "input_image": "image_part"}
+
+
+def _extra(part: Any) -> str | None:
+    """The form a content part stands for when it is not text, or None for a text part."""
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("type")
+    if kind is None:
+        return None if "text" not in part or len(part) > 1 else "untyped_part"
+    if kind in _f.TEXT_PARTS:
+        return None
+    return _EXTRA_PARTS.get(kind, "unknown_part") if isinstance(kind, str) else None
+
+
+def _read_forms(body: dict[str, Any], api: Api) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The body with the non-text parts of its last user message taken out, and the message
+    forms it was written in (``surface.FORMS``), so it renders back as it came."""
+    entries = body.get("messages" if api == "chat" else "input")
+    if not isinstance(entries, list):
+        return body, ()
+    found: set[str] = set()
+    users = [i for i, e in enumerate(entries) if isinstance(e, dict) and e.get("role") == "user"]
+    last = users[-1] if users else None
+    calling: list[Any] = []  # the content of each chat assistant message with calls
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("type", "message")
+        content = entry.get("output") if kind == "function_call_output" else entry.get("content")
+        if kind in ("message", "function_call_output") and isinstance(content, list) and i != last:
+            found.add("parts")
+        if api == "chat" and entry.get("role") == "assistant" and entry.get("tool_calls"):
+            calling.append(entry.get("content", _ABSENT))
+        if api == "chat" and entry.get("role") == "user" and "name" in entry:
+            found.add("names")
+    # Without a form a call's missing text is null; with one, "" (then no null is left) or absent.
+    if _ABSENT in calling:
+        found.add("content_absent")
+    elif "" in calling and None not in calling:
+        found.add("content_empty")
+    if last is not None and isinstance(entries[last].get("content"), list):
+        content = entries[last]["content"]
+        extras = [_extra(p) for p in content]
+        if any(extras):
+            found.update(e for e in extras if e)
+            kept = [p for p, e in zip(content, extras, strict=True) if not e]
+            entries = list(entries)
+            entries[last] = entries[last] | {"content": kept}
+            body = body | {"messages" if api == "chat" else "input": entries}
+        else:
+            found.add("parts")
+    forms = tuple(f for f in FORMS[api] if f in found)
+    return body, forms
+
+
 def _request(body: dict[str, Any], api: Api | None) -> Case:
     if api is None:
         keys = {"messages", "input"} & body.keys()
         if len(keys) != 1:
             _f.fail("", "a request body has either 'messages' (chat) or 'input' (responses)")
         api = "chat" if "messages" in keys else "responses"
+    body, forms = _read_forms(body, api)
     if api == "chat":
         items = _chat_items(_f.want(body.get("messages"), list, "messages"), "messages")
     else:
@@ -229,6 +288,7 @@ def _request(body: dict[str, Any], api: Api | None) -> Case:
         temperature=_f.number(body, "temperature", integer=False),
         max_tokens=_f.number(body, limit, integer=True),
         fields={k: v for k, v in body.items() if k not in read},
+        forms=forms,
     )
     history = History(tools=tuple(tools), items=tuple(items))
     return Case(history=history, options=options, api=api, stream=_f.want(stream, bool, "stream"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentfuzz.dialects._forms import apply_forms
 from agentfuzz.dialects._responses_stream import StreamState, reasoning_of_item, text_of_message
 from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
 from agentfuzz.history import (
@@ -37,7 +38,7 @@ def build_responses(case: Case, model: str) -> dict[str, Any]:
         body["max_output_tokens"] = opts.max_tokens
     # The rest of the surface as drawn, in the api's own wire form; it never touches the stream.
     body.update((k, v) for k, v in opts.fields.items() if k != "stream")
-    return body
+    return apply_forms(body, "responses", opts.forms)
 
 
 def _reasoning(item_id: str, text: str) -> dict[str, Any]:

@@ -14,10 +14,15 @@ any Hermes tag when the request declared no tools: no parser was to take a call 
 model is copying the calls it sees in the history (seed 004's special tokens still count).
 A turn cut by the token limit gets ``:truncated`` on its signature: a parser that leaves a
 half-written call in text is a different fault from one that leaves a whole call there.
+
+A token the request itself sent (in a message, a tool result, a tool's declaration, its
+``instructions``) never counts: a model may repeat what it read, and that is not the server's
+doing. The price: a server that turns such text into a real control token is not seen here.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -26,7 +31,7 @@ from agentfuzz.observation import Observation, Violation
 from agentfuzz.oracles._common import declared_tools, is_truncated, stop_requested
 from agentfuzz.oracles._registry import clip, register
 
-__all__ = ["MARKUP", "find_markup", "leaked_markup"]
+__all__ = ["MARKUP", "find_markup", "leaked_markup", "sent_tokens"]
 
 # Each alternative is a token family; the pipe-delimited forms are narrow enough (no spaces,
 # identifier characters only) that ordinary prose with "<" or "|" does not match them.
@@ -82,14 +87,29 @@ def _counts(match: re.Match[str], text: str, parsed: bool) -> bool:
     return True
 
 
-def find_markup(text: str, parsed: bool = True) -> list[re.Match[str]]:
+def find_markup(
+    text: str, parsed: bool = True, sent: frozenset[str] = frozenset()
+) -> list[re.Match[str]]:
     """Every special-token match in ``text`` that counts as leaked, in order of position;
-    ``parsed`` False: no tools were declared, so no parser was to take a Hermes call out."""
-    return [m for m in MARKUP.finditer(text) if _counts(m, text, parsed)]
+    ``parsed`` False: no tools were declared, so no parser was to take a Hermes call out;
+    ``sent``: tokens the request itself carried, which never count."""
+    return [m for m in MARKUP.finditer(text) if m.group() not in sent and _counts(m, text, parsed)]
 
 
-def _violation(where: str, text: str, suffix: str, parsed: bool) -> Violation | None:
-    matches = find_markup(text, parsed)
+def sent_tokens(case: Case) -> frozenset[str]:
+    """The special tokens anywhere in what the request sent: its history, tools and fields."""
+    sent = json.dumps(
+        [case.history.model_dump(mode="json"), case.options.fields], ensure_ascii=False
+    )
+    # Read from the JSON text, so a token's quotes and backslashes come back escaped: good
+    # enough, as no family's token holds either.
+    return frozenset(m.group() for m in MARKUP.finditer(sent))
+
+
+def _violation(
+    where: str, text: str, suffix: str, parsed: bool, sent: frozenset[str]
+) -> Violation | None:
+    matches = find_markup(text, parsed, sent)
     if not matches:
         return None
     first = matches[0]
@@ -118,9 +138,12 @@ def leaked_markup(case: Case, obs: Observation) -> Iterator[Violation]:
     for n, call in enumerate(obs.tool_calls):
         places.append((f"tool call {n} name", call.name or ""))
         places.append((f"tool call {n} arguments", call.arguments))
+    if not any(MARKUP.search(text) for _, text in places):
+        return
     suffix = ":truncated" if is_truncated(obs) else ""
     parsed = bool(declared_tools(case))
+    sent = sent_tokens(case)
     for where, text in places:
-        found = _violation(where, text, suffix, parsed)
+        found = _violation(where, text, suffix, parsed, sent)
         if found is not None:
             yield found

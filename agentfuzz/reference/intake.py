@@ -85,8 +85,12 @@ class Turn:
     knobs: Knobs = field(default_factory=Knobs)
 
 
+_TEXT_PARTS = ("text", "input_text", "output_text", "summary_text", "reasoning_text")
+
+
 def _text(content: Any, where: str) -> str:
-    """Flatten string-or-parts content; parts of any text type are joined."""
+    """Flatten string-or-parts content; text parts are joined, any other part is refused
+    (this model reads text only), as is a part without a type."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -94,7 +98,11 @@ def _text(content: Any, where: str) -> str:
     need(isinstance(content, list), f"{where}: content must be a string or a list of parts")
     texts = []
     for part in content:
-        need(isinstance(part, dict) and isinstance(part.get("text"), str), f"{where}: bad part")
+        need(isinstance(part, dict), f"{where}: bad part")
+        kind = part.get("type")
+        need(isinstance(kind, str), f"{where}: a content part needs a type")
+        need(kind in _TEXT_PARTS, f"{where}: content part {kind!r} is not supported")
+        need(isinstance(part.get("text"), str), f"{where}: a {kind} part needs its text")
         texts.append(part["text"])
     return "".join(texts)
 

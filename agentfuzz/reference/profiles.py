@@ -48,6 +48,8 @@ class Profile:
     stop_in_raw: bool = False
     # A body that is not JSON crashes the handler: a plain-text 500 (planted, ``malformed``).
     crash_on_bad_json: bool = False
+    # Content given as a list of parts crashes the handler: a plain-text 500 (planted).
+    crash_on_parts: bool = False
     # ``allowed_tools`` is read as its mode alone: every declared tool stays on offer (planted).
     ignore_allowed: bool = False
 
@@ -131,6 +133,11 @@ _PROFILES = (
         name="bad-json-500",
         summary="Planted: a body that is not JSON crashes the handler, a plain-text 500.",
         crash_on_bad_json=True,
+    ),
+    Profile(
+        name="parts-500",
+        summary="Planted: message content given as a list of parts crashes the handler, a 500.",
+        crash_on_parts=True,
     ),
     Profile(
         name="allowed-ignored",

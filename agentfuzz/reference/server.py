@@ -68,6 +68,8 @@ class _Server:
                 return PlainTextResponse("Internal Server Error", status_code=500)
             deep = isinstance(exc, RecursionError)
             return _refusal(f"invalid JSON body: {'nested too deep' if deep else exc}")
+        if self.profile.crash_on_parts and _has_parts(body):
+            return PlainTextResponse("Internal Server Error", status_code=500)
         try:
             return parse_chat(body) if api == "chat" else parse_responses(body)
         except BadRequest as exc:
@@ -122,6 +124,16 @@ class _Server:
 def _refusal(message: str) -> JSONResponse:
     error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
     return JSONResponse({"error": error}, status_code=400)
+
+
+def _has_parts(body: Any) -> bool:
+    """Whether any message of a chat or Responses body has its content as a list of parts."""
+    if not isinstance(body, dict):
+        return False
+    entries = body.get("messages", body.get("input"))
+    if not isinstance(entries, list):
+        return False
+    return any(isinstance(e, dict) and isinstance(e.get("content"), list) for e in entries)
 
 
 def _failure_rng(seed: int, text: str) -> random.Random:

@@ -9,6 +9,7 @@ ids never reach its prompt.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -110,12 +111,21 @@ _COMPILED = {
 }
 
 
+# A careful server tokenizes message text as text: a special token's spelling inside it is
+# never the token. Here a word joiner after the opening bracket keeps it from reading as one.
+_SPECIAL = re.compile(r"<(?=[|｜])")
+
+
+def _as_text(content: str) -> str:
+    return _SPECIAL.sub("<\u2060", content)
+
+
 def _as_dicts(messages: list[Message]) -> list[dict[str, Any]]:
     """Chat-completions message dicts, plus the called name on each tool result (harmony)."""
     names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
     for msg in messages:
-        item: dict[str, Any] = {"role": msg.role, "content": msg.content}
+        item: dict[str, Any] = {"role": msg.role, "content": _as_text(msg.content)}
         if msg.role == "assistant":
             item["reasoning_content"] = msg.reasoning
             item["tool_calls"] = [

@@ -56,13 +56,16 @@ def _draw_options(
     seed, temperature, max_tokens = draw(
         _sampling_knobs(profile.seeds, profile.temperatures, profile.max_tokens)
     )
+    forms: list[str] = []
+    fields = surface_fields(draw, profile, api, stream, tools, forms)
     return Options(
         include_tools=kind != _OMIT,
         tool_choice=tool_choice,
         seed=seed,
         temperature=temperature,
         max_tokens=max_tokens,
-        fields=surface_fields(draw, profile, api, stream, tools),
+        fields=fields,
+        forms=tuple(forms),
         malformed=malformed_kind(draw, profile),
     )
 

@@ -19,7 +19,7 @@ from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.history import Api, Tool
 from agentfuzz.profiles import Profile
-from agentfuzz.surface import MALFORMED, applies
+from agentfuzz.surface import FORMS, MALFORMED, applies
 
 __all__ = ["choice_forms", "malformed_kind", "surface_fields", "value_of"]
 
@@ -179,6 +179,8 @@ def _value_of(name: str, api: Api, large: tuple[int, ...]) -> SearchStrategy[Fie
         return drawn[name](api)
     if name == "tool_choice_forms":
         return st.composite(lambda draw: choice_forms(draw, api, ()))()
+    if name == "message_forms":
+        return st.just({})  # no top-level field: the forms are Options.forms
     return {"stop": _stop, "penalties": _penalties, "sampler_extensions": _sampler}[name]()
 
 
@@ -256,22 +258,40 @@ def choice_forms(draw: st.DrawFn, api: Api, tools: tuple[Tool, ...]) -> Fields:
 _ALLOWED = st.integers(0, 3)
 
 
+@lru_cache(maxsize=4)
+def _forms(api: Api) -> SearchStrategy[tuple[str, ...]]:
+    pick = st.lists(st.sampled_from(FORMS[api]), min_size=1, max_size=3, unique=True)
+    # In the catalogue's order, so two draws of the same forms are one request.
+    return pick.map(lambda forms: tuple(f for f in FORMS[api] if f in forms))
+
+
 def surface_fields(
-    draw: st.DrawFn, profile: Profile, api: Api, stream: bool, tools: tuple[Tool, ...] = ()
+    draw: st.DrawFn,
+    profile: Profile,
+    api: Api,
+    stream: bool,
+    tools: tuple[Tool, ...] = (),
+    forms: list[str] | None = None,
 ) -> Fields:
     """Draw the surface of one request: which of the profile's dimensions it may use, then
-    their fields (``tools``: the declared ones, which a ``tool_choice`` form names).
+    their fields (``tools``: the declared ones, which a ``tool_choice`` form names; the
+    message forms drawn go into ``forms`` when given).
 
     Shrinks toward no field at all: each allowed flag toward False, each use toward left out.
     """
     names = tuple(n for n in profile.surface if applies(n, api, stream) and n != "malformed")
+    if forms is None:
+        names = tuple(n for n in names if n != "message_forms")
     large = tuple(n for n in profile.max_tokens if n > 64)
     allowed = [n for n in names if draw(_ALLOWED) == 3]
     fields: Fields = {}
     for name in allowed:
         if not draw(st.booleans()):
             continue
-        if name == "tool_choice_forms":
+        if name == "message_forms":
+            assert forms is not None
+            forms.extend(draw(_forms(api)))
+        elif name == "tool_choice_forms":
             fields |= choice_forms(draw, api, tools)
         else:
             # A copy: the catalogue's values are shared, a body must never alias them.

@@ -51,8 +51,8 @@ def _namespaced(count: int = 6) -> tuple[str, ...]:
 
 _ALL = _PLAIN + _namespaced()
 
-# Letters, digits and quiet punctuation only: no <, >, |, [ or ] so generated text can never
-# contain special-token markup that the leaked_markup oracle would then blame on the server.
+# Letters, digits and quiet punctuation only: no <, >, |, [ or ] so free text never holds
+# markup by chance (the markup a history sends on purpose comes from its own templates).
 # A handful of non-ASCII letters (accents, Cyrillic, Greek, CJK, Hangul, an emoji) stand for
 # Unicode: a short alphabet keeps each string draw cheap.
 _TEXT_CHARS = string.ascii_letters + string.digits + " .,?!'-" + "éüñßЖаοΩ中文한😀"

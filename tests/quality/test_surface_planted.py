@@ -1,7 +1,9 @@
 """The request surface reaches faults only one of its dimensions can, under the default profile:
 the reference server's ``stop-cuts-markup`` (stop strings matched inside tool-call markup, the
 open section a 500), shrunk to one message and one stop string; ``bad-json-500`` (a body that is
-not JSON crashes the handler), shrunk to one message sent as JSON cut short. The ``fixed``
+not JSON crashes the handler), shrunk to one message sent as JSON cut short; ``parts-500``
+(content as a list of parts crashes it), shrunk to one message of one part; ``allowed-ignored``
+(``allowed_tools`` offers every tool), shrunk to two tools and one allowed. The ``fixed``
 profile answers or refuses every dimension and stays silent."""
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def _findings(out: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_stop_inside_markup_is_found_and_shrunk_to_one_stop(tmp_path: Path, stream: bool) -> None:
-    code, output = _fuzz(tmp_path, "stop-cuts-markup", "chat", stream, 200)
+    code, output = _fuzz(tmp_path, "stop-cuts-markup", "chat", stream, 400)
     assert code == 1, output
     hits = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
     assert hits, output
@@ -105,3 +107,16 @@ def test_allowed_tools_ignored_is_found_and_shrunk_to_two_tools_and_one_allowed(
     assert len(request["tools"]) == 2 and request["tool_choice"]["type"] == "allowed_tools"
     spec = request["tool_choice"]["allowed_tools"] if api == "chat" else request["tool_choice"]
     assert spec["mode"] == "required" and len(spec["tools"]) == 1
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_crash_on_content_parts_is_found_and_shrunk_to_one_part(tmp_path: Path, api: str) -> None:
+    code, output = _fuzz(tmp_path, "parts-500", api, False, 300)
+    assert code == 1, output
+    (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
+    assert found["signature"] == "error:http_status:500" and found["size"] == 1
+    assert found["case"]["options"]["forms"] == ["parts"]
+    (message,) = found["request"]["messages" if api == "chat" else "input"]
+    assert isinstance(message["content"], list) and len(message["content"]) == 1
+    coverage = json.loads((tmp_path / "summary.json").read_text())["coverage"]
+    assert coverage["message_forms:parts"]["error"] > 0

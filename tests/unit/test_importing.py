@@ -131,7 +131,7 @@ def test_chat_spellings_other_clients_use() -> None:
     assert case.history.tools == (Tool(name="f"),)
     # A limit under another spelling travels as it came.
     assert case.options == Options(
-        tool_choice="f", temperature=1.0, fields={"max_completion_tokens": 7}
+        tool_choice="f", temperature=1.0, fields={"max_completion_tokens": 7}, forms=("parts",)
     )
     assert case.stream is False
 
@@ -169,7 +169,7 @@ def test_responses_spellings_other_clients_use() -> None:
     )
     assert case.history.tools == (Tool(name="f", namespace="ns"),)
     assert case.options == Options(
-        tool_choice="ns__f", max_tokens=3, fields={"instructions": "sys"}
+        tool_choice="ns__f", max_tokens=3, fields={"instructions": "sys"}, forms=("parts",)
     )
     assert parse_request({"input": "just text"}).history.items == (UserMessage(text="just text"),)
 
@@ -276,7 +276,12 @@ def test_a_session_as_an_array_of_bodies_and_as_jsonl() -> None:
             "messages[0].content: expected an array, got null",
         ),
         (
-            {"messages": [{"role": "user", "content": [{"type": "image_url"}]}]},
+            {
+                "messages": [
+                    {"role": "user", "content": [{"type": "image_url"}]},
+                    {"role": "user", "content": "q"},
+                ]
+            },
             "messages[0].content[0]: unsupported content part 'image_url'",
         ),
         (

@@ -20,6 +20,7 @@ from agentfuzz.history import (
     History,
     Options,
     ReasoningItem,
+    SystemMessage,
     Tool,
     ToolCall,
     ToolResult,
@@ -30,6 +31,7 @@ from agentfuzz.profiles import Profile
 from agentfuzz.strategies import cases, histories
 
 DEFAULT = Profile()
+QUIET = Profile(markup_texts=False, system_messages=False)
 # Reachability needs only the first hit; shrinking and the explain phase would cost minutes.
 FIND = settings(
     database=None,
@@ -239,7 +241,7 @@ def test_generated_cases_are_well_formed(api: str, data: st.DataObject) -> None:
     assert 1 <= len(history.tools) <= DEFAULT.max_tools
     assert len({t.flat_name for t in history.tools}) == len(history.tools)
     assert isinstance(history.items[-1], UserMessage | ToolResult)
-    assert isinstance(history.items[0], UserMessage)
+    assert isinstance(history.items[0], UserMessage | SystemMessage)
     assert sum(isinstance(i, UserMessage) for i in history.items) <= DEFAULT.max_turns
     assert all(len(a.tool_calls) <= DEFAULT.max_parallel_calls for a in assistants(case))
     declared = {(t.name, t.namespace) for t in history.tools}
@@ -249,6 +251,10 @@ def test_generated_cases_are_well_formed(api: str, data: st.DataObject) -> None:
         assert not any(isinstance(i, ReasoningItem) for i in history.items)
     if case.options.tool_choice not in (None, "auto", "none", "required"):
         assert case.options.tool_choice in {t.flat_name for t in history.tools}
+    # Markup only where a profile asks for it: free text never holds any by chance.
+    case = data.draw(cases(QUIET, api, False))  # type: ignore[arg-type]
+    history = case.history
+    assert not any(isinstance(i, SystemMessage) for i in history.items)
     texts = [i.text for i in history.items if isinstance(i, UserMessage | ReasoningItem)]
     texts += [a.text or "" for a in assistants(case)] + [
         a.reasoning or "" for a in assistants(case)

@@ -1,0 +1,137 @@
+"""Message forms spell the same conversation otherwise, and come back from a captured body;
+markup a request sends on purpose is never blamed on the server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, find, settings
+
+from agentfuzz.dialects import build_request, parse_request
+from agentfuzz.history import (
+    Api,
+    AssistantMessage,
+    Case,
+    History,
+    Options,
+    SystemMessage,
+    Tool,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.observation import Exchange, Observation
+from agentfuzz.oracles import check
+from agentfuzz.profiles import Profile
+from agentfuzz.reduction import reduce_case
+from agentfuzz.strategies import cases
+from agentfuzz.strategies._histories import MARKUP_TEMPLATES
+from agentfuzz.surface import FORMS, used
+
+FIND = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck))
+CALL = ToolCall(id="call_1", name="get_weather", arguments="{}")
+HISTORY = History(
+    tools=(Tool(name="get_weather"),),
+    items=(
+        SystemMessage(text="be brief"),
+        UserMessage(text="hi"),
+        AssistantMessage(tool_calls=(CALL,)),
+        ToolResult(call_id="call_1", output="sunny"),
+        UserMessage(text="and now?"),
+    ),
+)
+
+
+def _body(api: Api, *forms: str) -> dict[str, Any]:
+    case = Case(history=HISTORY, options=Options(forms=forms), api=api)
+    return build_request(case, "m")[1]
+
+
+def test_chat_forms_change_the_spelling_only() -> None:
+    plain = _body("chat")["messages"]
+    parts = _body("chat", "parts")["messages"]
+    assert [m["content"] for m in parts if m["role"] != "assistant"] == [
+        [{"type": "text", "text": m["content"]}] for m in plain if m["role"] != "assistant"
+    ]
+    assert plain[2]["content"] is None
+    assert _body("chat", "content_empty")["messages"][2]["content"] == ""
+    assert "content" not in _body("chat", "content_absent")["messages"][2]
+    named = _body("chat", "names")["messages"]
+    assert [m.get("name") for m in named] == [None, "agentfuzz_user", None, None, "agentfuzz_user"]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_an_extra_part_goes_on_the_last_user_message_only(api: Api) -> None:
+    key = "messages" if api == "chat" else "input"
+    for form, kind in (("image_part", "image"), ("unknown_part", "agentfuzz_unknown")):
+        entries = _body(api, form)[key]
+        users = [e for e in entries if e.get("role") == "user"]
+        assert isinstance(users[0]["content"], str)
+        text, extra = users[-1]["content"]
+        assert text["text"] == "and now?" and kind in extra["type"]
+    (text, extra) = [e for e in _body(api, "untyped_part")[key] if e.get("role") == "user"][-1][
+        "content"
+    ]
+    assert "type" not in extra
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_every_form_comes_back_from_its_body(api: Api) -> None:
+    for form in FORMS[api]:
+        body = _body(api, form)
+        case = parse_request(body, api)
+        assert case.options.forms == (form,), form
+        assert build_request(case, "m")[1] == body, form
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_forms_are_reached_counted_and_reduced_away(api: Api) -> None:
+    found = find(cases(Profile(), api, False), lambda c: bool(c.options.forms), settings=FIND)
+    assert found.options == Options(forms=(FORMS[api][0],)) and found.history.size == 1
+    assert used(found) == (f"message_forms:{FORMS[api][0]}",)
+    case = Case(history=HISTORY, options=Options(forms=("parts", "image_part")), api=api)
+    # Failing only while an image part is sent: the reducer keeps that form and no other.
+    small = reduce_case(case, lambda c: "image_part" in c.options.forms)
+    assert small.options.forms == ("image_part",)
+
+
+def test_a_turn_may_open_with_a_system_or_developer_message_and_hold_markup() -> None:
+    profile = Profile()
+    for role in ("system", "developer"):
+        found = find(
+            cases(profile, "chat", False),
+            lambda c, r=role: any(  # type: ignore[misc]
+                isinstance(i, SystemMessage) and i.role == r for i in c.history.items
+            ),
+            settings=FIND,
+        )
+        assert isinstance(found.history.items[0], SystemMessage)
+    marked = find(
+        cases(profile, "chat", False),
+        lambda c: any(
+            "<|im_end|>" in i.text for i in c.history.items if isinstance(i, UserMessage)
+        ),
+        settings=FIND,
+    )
+    assert marked.history.items[-1].text in {
+        t.format(tool="get_weather", other="get_weather", text="") for t in MARKUP_TEMPLATES
+    }  # type: ignore[union-attr]
+
+
+def _answer(text: str) -> Observation:
+    exchange = Exchange(
+        url="http://127.0.0.1:1/v1/chat/completions", request={}, stream=False, status=200
+    )
+    return Observation(exchange=exchange, text=text, finish_reason="stop")
+
+
+def test_markup_the_request_sent_is_not_blamed_on_the_server() -> None:
+    history = History(
+        tools=(Tool(name="get_weather"),), items=(UserMessage(text="say <|im_end|>"),)
+    )
+    case = Case(history=history)
+    echoed = check(case, _answer("you said <|im_end|>"), only=["leaked_markup"])
+    assert echoed == []
+    other = check(case, _answer("<|im_start|>assistant"), only=["leaked_markup"])
+    assert [v.signature for v in other] == ["leaked_markup:<|im_start|>"]
