@@ -74,6 +74,9 @@ class Profile(BaseModel):
     mix_families: bool = True
     namespaced_tools: bool = True
     namespace_tools: bool = True
+    adversarial_names: bool = True
+    colliding_names: bool = True
+    adversarial_schemas: bool = True
     reasoning: bool = True
     system_messages: bool = True
     markup_texts: bool = True

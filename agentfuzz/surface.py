@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentfuzz.history import Api, Case
+from agentfuzz.history import Api, AssistantMessage, Case, UserMessage
 
 __all__ = [
     "DEFAULT_DIMENSIONS",
@@ -46,7 +46,8 @@ MALFORMED = (
 
 # How messages may be spelled (``dialects._forms`` writes them), plainest first: text as an
 # array of parts, an assistant turn with calls and ``content`` "" or left out, a ``name`` on
-# user messages; then a part no server reads as text added to the last user message.
+# user messages, a lone Responses user message as a bare ``input`` string; then a part no
+# server reads as text added to the last user message.
 FORMS: dict[Api, tuple[str, ...]] = {
     "chat": (
         "parts",
@@ -57,7 +58,7 @@ FORMS: dict[Api, tuple[str, ...]] = {
         "unknown_part",
         "untyped_part",
     ),
-    "responses": ("parts", "image_part", "unknown_part", "untyped_part"),
+    "responses": ("parts", "input_string", "image_part", "unknown_part", "untyped_part"),
 }
 
 
@@ -172,6 +173,19 @@ def applies(name: str, api: Api, stream: bool = True) -> bool:
     return api in dimension.apis and (stream or not dimension.streaming)
 
 
+def _spells(form: str, case: Case) -> bool:
+    """Whether a message form changes anything in ``case``'s body (a bare ``input`` string
+    needs one user message; an empty or absent content needs a call without text)."""
+    items = case.history.items
+    if form == "input_string":
+        return len(items) == 1 and isinstance(items[0], UserMessage)
+    if form in ("content_empty", "content_absent"):
+        return any(
+            isinstance(i, AssistantMessage) and i.tool_calls and i.text is None for i in items
+        )
+    return True
+
+
 def used(case: Case) -> tuple[str, ...]:
     """The dimensions ``case`` uses, in catalogue order; ``(PLAIN,)`` when it uses none.
 
@@ -189,7 +203,7 @@ def used(case: Case) -> tuple[str, ...]:
         found.add("tool_choice")
     for field in opts.fields:
         found.add(_BY_FIELD.get((case.api, field), field))
-    found.update(f"message_forms:{form}" for form in opts.forms)
+    found.update(f"message_forms:{form}" for form in opts.forms if _spells(form, case))
     if opts.malformed is not None:
         found.add(f"malformed:{opts.malformed}")
     known = [name for name in _ORDER if name in found]

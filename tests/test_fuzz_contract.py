@@ -31,7 +31,7 @@ def test_api_key_never_reaches_a_file(tmp_path: Path) -> None:
     with planted_server(["ignore_choice_none"]) as url:
         code, _ = _fuzz(
             "--base-url", url, "--model", "m", "--api", "chat", "--stream",
-            "--max-examples", "100", "--out", str(out), "--api-key", CANARY,
+            "--max-examples", "200", "--out", str(out), "--api-key", CANARY,
         )  # fmt: skip
     assert code == 1
     written = [p for p in out.rglob("*") if p.is_file()]
@@ -46,7 +46,7 @@ def test_repro_sh_reproduces_with_curl(tmp_path: Path) -> None:
     with planted_server(["ignore_choice_none"]) as url:
         code, _ = _fuzz(
             "--base-url", url, "--model", "m", "--api", "chat", "--stream",
-            "--max-examples", "100", "--out", str(out),
+            "--max-examples", "200", "--out", str(out),
         )  # fmt: skip
         assert code == 1
         (bundle,) = [p.parent for p in out.glob("tool_choice-*/repro.sh")]
@@ -191,9 +191,13 @@ def test_max_time_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
 
 def test_a_slow_answer_is_counted_never_a_finding(tmp_path: Path) -> None:
     # A buggy server, but too slow for the timeout: nothing it did is judged, nothing is written.
-    # No surface fields: the server refuses some at once, and a refusal is not slow.
+    # No surface fields and no odd tools: the server refuses some at once, and a refusal is not
+    # slow.
     out, plain = tmp_path / "out", tmp_path / "plain.toml"
-    plain.write_text("surface = []\n")
+    plain.write_text(
+        "surface = []\nadversarial_names = false\ncolliding_names = false\n"
+        "adversarial_schemas = false\n"
+    )
     with serve_in_thread("vllm-kimi-k2", latency_ms=500) as url:
         code, output = _fuzz(
             "--base-url", url, "--model", "m", "--max-examples", "3", "--timeout", "0.1",

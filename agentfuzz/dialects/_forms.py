@@ -2,9 +2,10 @@
 
 A form changes how a built body spells its messages, never what they say: text as an array
 of parts, an assistant turn with calls and an empty or absent ``content``, a ``name`` on user
-messages. Three forms add a part no server reads as text (an image, a part of an unknown type,
-a part with no type) to the last user message: a server that cannot take it refuses with a
-JSON 4xx, one that ignores it answers the text. ``surface.FORMS`` lists them per api.
+messages, a Responses ``input`` that is one user message sent as a bare string. Three forms
+add a part no server reads as text (an image, a part of an unknown type, a part with no type)
+to the last user message: a server that cannot take it refuses with a JSON 4xx, one that
+ignores it answers the text. ``surface.FORMS`` lists them per api.
 """
 
 from __future__ import annotations
@@ -68,6 +69,15 @@ def _responses(items: list[dict[str, Any]], forms: tuple[str, ...]) -> None:
             item["output"] = _parts(item.get("output"), "input_text")
 
 
+def _lone_text(entries: list[dict[str, Any]]) -> bool:
+    """Whether the input is one user message whose content is a string."""
+    return (
+        len(entries) == 1
+        and entries[0].get("role") == "user"
+        and isinstance(entries[0].get("content"), str)
+    )
+
+
 def _extra_part(entries: list[dict[str, Any]], api: Api, part: dict[str, Any]) -> None:
     users = [e for e in entries if e.get("role") == "user"]
     if not users:
@@ -87,6 +97,10 @@ def apply_forms(body: dict[str, Any], api: Api, forms: tuple[str, ...]) -> dict[
         return body
     if api == "chat":
         _chat(entries, forms)
+    elif "input_string" in forms and _lone_text(entries):
+        # The plainest Responses input there is: the one user message as a bare string.
+        body["input"] = entries[0]["content"]
+        return body
     else:
         _responses(entries, forms)
     for form, parts in _EXTRA.items():

@@ -225,6 +225,8 @@ def _read_forms(body: dict[str, Any], api: Api) -> tuple[dict[str, Any], tuple[s
     """The body with the non-text parts of its last user message taken out, and the message
     forms it was written in (``surface.FORMS``), so it renders back as it came."""
     entries = body.get("messages" if api == "chat" else "input")
+    if api == "responses" and isinstance(entries, str):
+        return body, ("input_string",)
     if not isinstance(entries, list):
         return body, ()
     found: set[str] = set()

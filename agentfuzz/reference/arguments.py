@@ -18,8 +18,24 @@ def sample_arguments(schema: Any, rng: random.Random) -> dict[str, Any]:
     """
     if not isinstance(schema, dict):
         return {}
-    value = _value(schema, rng, 0)
+    value = _value(_resolved(schema, schema, 0), rng, 0)
     return value if isinstance(value, dict) else {}
+
+
+def _resolved(schema: Any, root: dict[str, Any], depth: int) -> Any:
+    """``schema`` with every local ``#/$defs/…`` reference replaced by what it names."""
+    if depth > _MAX_DEPTH:
+        return {}
+    if isinstance(schema, list):
+        return [_resolved(s, root, depth + 1) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        defs = root.get("$defs")
+        target = defs.get(ref[len("#/$defs/") :]) if isinstance(defs, dict) else None
+        return _resolved(target if isinstance(target, dict) else {}, root, depth + 1)
+    return {k: _resolved(v, root, depth + 1) for k, v in schema.items()}
 
 
 def _first_type(schema: dict[str, Any]) -> str | None:

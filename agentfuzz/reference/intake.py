@@ -9,6 +9,7 @@ without results, empty or duplicate ids, malformed arguments) are accepted as th
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -135,8 +136,18 @@ def _common(body: Any) -> tuple[str, bool]:
     return model, bool(stream)
 
 
+# What this server takes as a function name: 1 to 64 characters, none of them space or the
+# brackets and bar its chat template's special tokens are made of.
+_NAME = re.compile(r"[^\s<>|｜]{1,64}")
+
+
 def _function_spec(fn: Any, namespace: str | None, where: str) -> ToolSpec:
     need(isinstance(fn, dict) and isinstance(fn.get("name"), str), f"{where}: name is required")
+    need(
+        _NAME.fullmatch(fn["name"]) is not None,
+        f"{where}: {fn['name'][:80]!r} is not a function name this server takes"
+        " (1 to 64 characters, no spaces, no < > |)",
+    )
     params = fn.get("parameters")
     need(params is None or isinstance(params, dict), f"{where}: parameters must be an object")
     desc = fn.get("description")
@@ -318,4 +329,7 @@ def _responses_tools(raw: Any) -> list[ToolSpec] | None:
                 tools.append(_function_spec(fn, ns, fw))
         else:
             raise BadRequest(f"{where}: unsupported tool type {tool.get('type')!r}")
+    flat = [t.name for t in tools]
+    clash = next((n for n in flat if flat.count(n) > 1), None)
+    need(clash is None, f"tools: two tools flatten to the one name {clash!r}")
     return tools or None

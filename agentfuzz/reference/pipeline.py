@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .intake import Turn, parse_chat
@@ -81,6 +81,8 @@ def answer(profile: Profile, turn: Turn, *, seed: int, temperature: float, count
         parsed = parse_harmony(raw, names)
     else:
         parsed = parse_kimi(raw, names, profile.grammar, profile.miss)
+    if profile.cut_quoted_names:
+        parsed.calls = [replace(c, name=c.name.split('"')[0]) for c in parsed.calls]
     return Answer(prompt, raw, turn.knobs.apply(parsed), rng)
 
 

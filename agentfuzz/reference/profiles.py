@@ -48,6 +48,8 @@ class Profile:
     stop_in_raw: bool = False
     # A body that is not JSON crashes the handler: a plain-text 500 (planted, ``malformed``).
     crash_on_bad_json: bool = False
+    # A call's name is cut at its first quote, as a parser that splits on quotes would (planted).
+    cut_quoted_names: bool = False
     # Content given as a list of parts crashes the handler: a plain-text 500 (planted).
     crash_on_parts: bool = False
     # ``allowed_tools`` is read as its mode alone: every declared tool stays on offer (planted).
@@ -133,6 +135,11 @@ _PROFILES = (
         name="bad-json-500",
         summary="Planted: a body that is not JSON crashes the handler, a plain-text 500.",
         crash_on_bad_json=True,
+    ),
+    Profile(
+        name="quote-names-cut",
+        summary="Planted: a tool call's name is cut at its first quote character.",
+        cut_quoted_names=True,
     ),
     Profile(
         name="parts-500",

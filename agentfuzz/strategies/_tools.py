@@ -2,7 +2,9 @@
 
 Tool names come in the conventions servers trip over: MCP's ``mcp__<server>__<tool>``
 with hyphens, dotted ``a.b.c``, ``server/tool``, Kimi's flattened ``namespace__name``, and
-Responses namespace tools. Plain snake_case names come first so examples shrink to them.
+Responses namespace tools; then, when the profile allows, names no convention allows
+(``ODD_NAMES``) and schemas beyond a flat object (``_ODD_SETS``, an empty one). Plain
+snake_case names and the simplest schema come first so examples shrink to them.
 
 Generation is cheap on purpose: Hypothesis's cost (and the shrinker's) grows with the number
 of choices an example takes, so a whole tool is one ``sampled_from`` over a catalogue built
@@ -50,6 +52,21 @@ def _namespaced(count: int = 6) -> tuple[str, ...]:
 
 
 _ALL = _PLAIN + _namespaced()
+
+# Names no convention allows but a client may still send: quotes, a backslash, nothing,
+# spaces, ':', unicode, a long name, words chat formats use as keywords, a special token.
+ODD_NAMES = (
+    'get"weather',
+    "back\\slash",
+    "",
+    "get weather",
+    "ns:tool",
+    "météo_ville",
+    "n" * 70,
+    "functions",
+    "tool_call",
+    "<|im_end|>",
+)
 
 # Letters, digits and quiet punctuation only: no <, >, |, [ or ] so free text never holds
 # markup by chance (the markup a history sends on purpose comes from its own templates).
@@ -112,15 +129,55 @@ _PARAMETER_SETS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
 )
 
 
+# Schemas beyond one flat object of plain types, for the adversarial parameter sets.
+_ODD_TYPES: dict[str, dict[str, Any]] = {
+    'q"uote': _STRING,
+    "back\\slash": _STRING,
+    "ünï": {"type": "integer"},
+    "mode": {"type": "string", "enum": ['a"b', "c\\d", "é"]},
+    "fixed": {"const": "x"},
+    "level": {"type": "integer", "default": 3},
+    "filter": {
+        "type": "object",
+        "properties": {"field": _STRING, "values": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["field"],
+    },
+    "item": {"$ref": "#/$defs/item"},
+    "choice": {"anyOf": [_STRING, {"type": "integer"}]},
+    "either": {"oneOf": [{"type": "boolean"}, {"type": "null"}]},
+    "open": {"type": "object", "additionalProperties": True},
+}
+_DEFS = {"item": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}}
+_ODD_SETS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (('q"uote', "back\\slash", "ünï"), ('q"uote',)),
+    (("mode", "fixed", "level"), ("mode", "fixed")),
+    (("filter",), ("filter",)),
+    (("item",), ("item",)),
+    (("choice", "either", "open"), ("choice",)),
+)
+# The parameter set that stands for "parameters": {} (an empty schema: anything goes).
+_EMPTY = len(_PARAMETER_SETS) + len(_ODD_SETS)
+
+
 def _schema(props: tuple[str, ...], required: tuple[str, ...]) -> dict[str, Any]:
+    types = _TYPES | _ODD_TYPES
     schema: dict[str, Any] = {
         "type": "object",
-        "properties": {name: json.loads(json.dumps(_TYPES[name])) for name in props},
+        "properties": {name: json.loads(json.dumps(types[name])) for name in props},
         "additionalProperties": False,
     }
     if required:
         schema["required"] = list(required)
+    if "item" in props:
+        schema["$defs"] = json.loads(json.dumps(_DEFS))
     return schema
+
+
+def _parameters(index: int) -> dict[str, Any]:
+    if index == _EMPTY:
+        return {}
+    sets = _PARAMETER_SETS + _ODD_SETS
+    return _schema(*sets[index])
 
 
 def _make_tool(name: str, namespace: str | None, parameters: int) -> Tool:
@@ -128,40 +185,61 @@ def _make_tool(name: str, namespace: str | None, parameters: int) -> Tool:
         name=name,
         namespace=namespace,
         description=f"Call {name} when the user asks for it.",
-        parameters=_schema(*_PARAMETER_SETS[parameters]),
+        parameters=_parameters(parameters),
     )
 
 
-@lru_cache(maxsize=8)
-def _tool(namespaced_names: bool, namespaces: bool) -> SearchStrategy[Tool]:
+@lru_cache(maxsize=32)
+def _tool(
+    namespaced_names: bool, namespaces: bool, odd_names: bool = False, odd_schemas: bool = False
+) -> SearchStrategy[Tool]:
     """One tool as one choice: name major, then namespace, then parameter set."""
-    names = _ALL if namespaced_names else _PLAIN
+    names = (_ALL if namespaced_names else _PLAIN) + (ODD_NAMES if odd_names else ())
     spaces: tuple[str | None, ...] = (None, *_NAMESPACES) if namespaces else (None,)
+    sets = len(_PARAMETER_SETS) + (len(_ODD_SETS) + 1 if odd_schemas else 0)
     catalogue = tuple(
-        _make_tool(name, ns, p)
-        for name, ns, p in itertools.product(names, spaces, range(len(_PARAMETER_SETS)))
+        _make_tool(name, ns, p) for name, ns, p in itertools.product(names, spaces, range(sets))
     )
     # Indexes, not the tools: the strategy's repr then stays short (Hypothesis prints it).
     return st.integers(0, len(catalogue) - 1).map(catalogue.__getitem__)
 
 
+def _flat_key(tool: Tool) -> str:
+    return tool.flat_name
+
+
+def _pair_key(tool: Tool) -> tuple[str | None, str]:
+    return (tool.namespace, tool.name)
+
+
 @lru_cache(maxsize=64)
-def _tools(namespaced_names: bool, namespaces: bool, max_tools: int) -> SearchStrategy[Any]:
+def _tools(
+    namespaced_names: bool,
+    namespaces: bool,
+    max_tools: int,
+    odd: tuple[bool, bool] = (False, False),
+    colliding: bool = False,
+) -> SearchStrategy[Any]:
     return st.lists(
-        _tool(namespaced_names, namespaces),
+        _tool(namespaced_names, namespaces, *odd),
         min_size=1,
         max_size=max_tools,
-        unique_by=lambda t: t.flat_name,
+        unique_by=_pair_key if colliding else _flat_key,
     ).map(tuple)
 
 
 def tools(profile: Profile, api: Api) -> SearchStrategy[tuple[Tool, ...]]:
-    """1..max_tools tools with distinct flat names, one choice per tool; shrinks toward one plain
-    ``get_weather`` whose only parameter, ``city``, is optional.
+    """1..max_tools tools, one choice per tool; shrinks toward one plain ``get_weather`` whose
+    only parameter, ``city``, is optional.
+
+    Flat names are distinct, except on Responses with ``colliding_names``: there a plain tool
+    may be named what a namespaced one flattens to, and only (namespace, name) pairs differ.
     """
     namespaces = api == "responses" and profile.namespace_tools
+    odd = (profile.adversarial_names, profile.adversarial_schemas)
+    colliding = namespaces and profile.colliding_names
     strategy: SearchStrategy[tuple[Tool, ...]] = _tools(
-        profile.namespaced_tools, namespaces, profile.max_tools
+        profile.namespaced_tools, namespaces, profile.max_tools, odd, colliding
     )
     return strategy
 
@@ -171,10 +249,27 @@ _INTEGERS = (0, 1, -1, 42, 1000, -1000, 7)
 _NUMBERS = (0.0, 1.5, -2.25, 1e6, 3.14159, -1e6)
 
 
-def _value(schema: dict[str, Any], byte: int) -> Any:
+def _value(schema: dict[str, Any], byte: int, root: dict[str, Any] | None = None) -> Any:
+    if "const" in schema:
+        return schema["const"]
     if "enum" in schema:
         return schema["enum"][byte % len(schema["enum"])]
-    kind = schema["type"]
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and root is not None:
+        return _value(root.get("$defs", {}).get(ref[len("#/$defs/") :], {}), byte, root)
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if branches:
+        return _value(branches[byte % len(branches)], byte, root)
+    kind = schema.get("type", "string")
+    if kind == "null":
+        return None
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {
+            k: _value(v, byte + i, root)
+            for i, (k, v) in enumerate(props.items())
+            if k in schema.get("required", ())
+        }
     if kind == "integer":
         return _INTEGERS[byte % len(_INTEGERS)]
     if kind == "number":
@@ -182,13 +277,14 @@ def _value(schema: dict[str, Any], byte: int) -> Any:
     if kind == "boolean":
         return byte % 2 == 1
     if kind == "array":
-        return [_STRINGS[(byte + k) % len(_STRINGS)] for k in range(byte % 4)]
+        items = schema.get("items", _STRING)
+        return [_value(items, byte + k, root) for k in range(byte % 4)]
     return _STRINGS[byte % len(_STRINGS)]
 
 
 def _wrong_value(schema: dict[str, Any]) -> Any:
     # A string is wrong for every typed property except a free string, which gets a number.
-    return 42 if schema["type"] == "string" and "enum" not in schema else "not-a-number"
+    return 42 if schema.get("type") == "string" and "enum" not in schema else "not-a-number"
 
 
 MALFORMED = ("{", "", "[1,", '{"city": }', "[]", "42", '"text"', "null")
@@ -217,16 +313,20 @@ def render_arguments(tool: Tool, kind: str, seed: int) -> str:
     properties: dict[str, Any] = tool.parameters.get("properties", {})
     required = tool.parameters.get("required", ())
     obj = {
-        name: _value(schema, e[-1 - i])
+        name: _value(schema, e[-1 - i], tool.parameters)
         for i, (name, schema) in enumerate(properties.items())
         if kind != "required" or name in required
     }
     if kind == "missing_required" and required:
         del obj[required[seed % len(required)]]
-    elif kind == "wrong_type" and properties:
-        names = sorted(properties)
-        name = names[seed % len(names)]
-        obj[name] = _wrong_value(properties[name])
+    elif kind == "wrong_type" and any("type" in p for p in properties.values()):
+        # Only a typed property can be given the wrong type (a const, a $ref, an anyOf…).
+        names = sorted(n for n, p in properties.items() if "type" in p and p["type"] != "object")
+        if names:
+            name = names[seed % len(names)]
+            obj[name] = _wrong_value(properties[name])
+        else:
+            obj["unexpected"] = True
     elif kind in VIOLATIONS:
         obj["unexpected"] = True
     return json.dumps(obj, ensure_ascii=False)

@@ -30,17 +30,22 @@ __all__ = [
 CREATED = 1_700_000_000
 
 
-def schema_example(schema: Any) -> Any:
-    """A value satisfying a (simple) JSON schema: required properties only, the first enum value."""
+def schema_example(schema: Any, root: Any = None) -> Any:
+    """A value satisfying a (simple) JSON schema: required properties only, the first enum value,
+    local ``#/$defs/…`` references followed."""
     if not isinstance(schema, dict):
         return {}
+    root = schema if root is None else root
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and isinstance(root, dict):
+        return schema_example((root.get("$defs") or {}).get(ref[len("#/$defs/") :], {}), root)
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return schema["enum"][0]
     for key in ("anyOf", "oneOf", "allOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            return schema_example(schema[key][0])
+            return schema_example(schema[key][0], root)
     kind = schema.get("type", "object" if "properties" in schema else None)
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
@@ -48,10 +53,11 @@ def schema_example(schema: Any) -> Any:
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
         required = [k for k in schema.get("required") or [] if isinstance(k, str)]
-        return {k: schema_example(props.get(k, {})) for k in required}
+        return {k: schema_example(props.get(k, {}), root) for k in required}
     if kind == "array":
         return [
-            schema_example(schema.get("items", {})) for _ in range(int(schema.get("minItems", 0)))
+            schema_example(schema.get("items", {}), root)
+            for _ in range(int(schema.get("minItems", 0)))
         ]
     if kind == "string":
         size = max(int(schema.get("minLength", 1)), 1)

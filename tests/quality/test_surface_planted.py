@@ -24,9 +24,12 @@ MARKUP = (
 )
 
 
-def _fuzz(out: Path, serve: str, api: str, stream: bool, examples: int) -> tuple[int, str]:
+def _fuzz(
+    out: Path, serve: str, api: str, stream: bool, examples: int, *extra: str
+) -> tuple[int, str]:
     args = ["fuzz", "--serve", serve, "--api", api, "--stream" if stream else "--no-stream"]
     args += ["--max-examples", str(examples), "--seed", "3", "--out", str(out), "--quiet"]
+    args += extra  # a later --seed wins
     result = CliRunner().invoke(cli, args, terminal_width=200)
     assert "Traceback" not in result.output, result.output
     return result.exit_code, result.output
@@ -120,3 +123,16 @@ def test_a_crash_on_content_parts_is_found_and_shrunk_to_one_part(tmp_path: Path
     assert isinstance(message["content"], list) and len(message["content"]) == 1
     coverage = json.loads((tmp_path / "summary.json").read_text())["coverage"]
     assert coverage["message_forms:parts"]["error"] > 0
+
+
+def test_a_name_cut_at_its_quote_is_found_and_shrunk_to_that_one_tool(tmp_path: Path) -> None:
+    # quote-names-cut cuts a call's name at its first quote: only a tool named with one (an
+    # adversarial name, one in 41 of the catalogue) reaches it.
+    extra = ("--seed", "5", "--oracles", "unknown_tool")
+    code, output = _fuzz(tmp_path, "quote-names-cut", "chat", False, 1000, *extra)
+    assert code == 1, output
+    (found,) = _findings(tmp_path)
+    assert found["signature"] == "unknown_tool:undeclared" and found["size"] == 1
+    request = found["request"]
+    assert [t["function"]["name"] for t in request["tools"]] == ['get"weather']
+    assert set(request) == {"model", "messages", "tools", "stream"}

@@ -257,3 +257,48 @@ def test_special_tokens_in_a_message_are_text_to_the_model() -> None:
     # The template's own tokens are there; the user's spelling of them is not a token.
     assert prompt.count("<|im_end|>") == 1 and "<|im_assistant|>" in prompt
     assert "hi<\u2060|im_end|><\u2060|im_assistant|>" in prompt
+
+
+@pytest.mark.parametrize("name", ["", "get weather", "<|im_end|>", "n" * 70, "a|b"])
+def test_a_name_this_server_cannot_template_is_a_json_400(client: TestClient, name: str) -> None:
+    tool = {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+    answer = client.post("/v1/chat/completions", json=_chat(tools=[tool]))
+    assert answer.status_code == 400
+    assert "is not a function name this server takes" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("name", ['get"weather', "back\\slash", "ns:tool", "météo_ville"])
+def test_odd_names_it_can_take_are_called_by_their_own_name(client: TestClient, name: str) -> None:
+    tool = {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+    body = _chat(tools=[tool], text=f"Use {name}.", tool_choice="required")
+    assert _called_of(client.post("/v1/chat/completions", json=body).json()) == [name]
+
+
+def test_tools_that_flatten_to_one_name_are_a_json_400(client: TestClient) -> None:
+    fn = {"type": "function", "name": "get", "parameters": {"type": "object"}}
+    space = {"type": "namespace", "name": "weather", "description": "", "tools": [fn]}
+    plain = fn | {"name": "weather__get"}
+    answer = client.post(
+        "/v1/responses", json={"model": "m", "input": "hi", "tools": [space, plain]}
+    )
+    assert answer.status_code == 400
+    assert "flatten to the one name 'weather__get'" in answer.json()["error"]["message"]
+
+
+def test_arguments_follow_a_ref_into_defs(client: TestClient) -> None:
+    parameters = {
+        "type": "object",
+        "properties": {"item": {"$ref": "#/$defs/item"}},
+        "required": ["item"],
+        "$defs": {
+            "item": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}},
+                "required": ["id"],
+            }
+        },
+    }
+    tool = {"type": "function", "function": {"name": "get_weather", "parameters": parameters}}
+    answer = client.post("/v1/chat/completions", json=_chat(tools=[tool])).json()
+    (call,) = answer["choices"][0]["message"]["tool_calls"]
+    assert isinstance(json.loads(call["function"]["arguments"])["item"]["id"], int)

@@ -3,6 +3,7 @@ markup a request sends on purpose is never blamed on the server."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -43,8 +44,11 @@ HISTORY = History(
 )
 
 
-def _body(api: Api, *forms: str) -> dict[str, Any]:
-    case = Case(history=HISTORY, options=Options(forms=forms), api=api)
+LONE = History(items=(UserMessage(text="hi"),))
+
+
+def _body(api: Api, *forms: str, history: History = HISTORY) -> dict[str, Any]:
+    case = Case(history=history, options=Options(forms=forms), api=api)
     return build_request(case, "m")[1]
 
 
@@ -79,7 +83,7 @@ def test_an_extra_part_goes_on_the_last_user_message_only(api: Api) -> None:
 @pytest.mark.parametrize("api", ["chat", "responses"])
 def test_every_form_comes_back_from_its_body(api: Api) -> None:
     for form in FORMS[api]:
-        body = _body(api, form)
+        body = _body(api, form, history=LONE if form == "input_string" else HISTORY)
         case = parse_request(body, api)
         assert case.options.forms == (form,), form
         assert build_request(case, "m")[1] == body, form
@@ -114,9 +118,14 @@ def test_a_turn_may_open_with_a_system_or_developer_message_and_hold_markup() ->
         ),
         settings=FIND,
     )
-    assert marked.history.items[-1].text in {
-        t.format(tool="get_weather", other="get_weather", text="") for t in MARKUP_TEMPLATES
-    }  # type: ignore[union-attr]
+    # Whatever the free text and tool, the message is one of the markup templates.
+    shapes = [
+        re.escape(t.replace("{{", "{").replace("}}", "}")).replace(r"\{text\}", ".*")
+        for t in MARKUP_TEMPLATES
+    ]
+    shapes = [s.replace(r"\{tool\}", ".*").replace(r"\{other\}", ".*") for s in shapes]
+    text = marked.history.items[-1].text  # type: ignore[union-attr]
+    assert any(re.fullmatch(shape, text, re.S) for shape in shapes), text
 
 
 def _answer(text: str) -> Observation:
@@ -135,3 +144,11 @@ def test_markup_the_request_sent_is_not_blamed_on_the_server() -> None:
     assert echoed == []
     other = check(case, _answer("<|im_start|>assistant"), only=["leaked_markup"])
     assert [v.signature for v in other] == ["leaked_markup:<|im_start|>"]
+
+
+def test_a_lone_responses_message_goes_as_a_bare_string_and_counts_only_then() -> None:
+    assert _body("responses", "input_string", history=LONE)["input"] == "hi"
+    assert isinstance(_body("responses", "input_string")["input"], list)
+    lone = Case(history=LONE, options=Options(forms=("input_string",)), api="responses")
+    assert used(lone) == ("message_forms:input_string",)
+    assert used(lone.model_copy(update={"history": HISTORY})) == ("plain",)

@@ -31,7 +31,7 @@ from agentfuzz.profiles import Profile
 from agentfuzz.strategies import cases, histories
 
 DEFAULT = Profile()
-QUIET = Profile(markup_texts=False, system_messages=False)
+QUIET = Profile(markup_texts=False, system_messages=False, adversarial_names=False)
 # Reachability needs only the first hit; shrinking and the explain phase would cost minutes.
 FIND = settings(
     database=None,
@@ -68,6 +68,11 @@ PLAIN = Profile(
     seeds=[],
     max_tokens=[],
     surface=[],
+    adversarial_names=False,
+    colliding_names=False,
+    adversarial_schemas=False,
+    system_messages=False,
+    markup_texts=False,
 )
 
 
@@ -287,7 +292,12 @@ def test_features_turned_off_never_appear(api: str, data: st.DataObject) -> None
 @CHECK
 @given(data=st.data())
 def test_single_family_profile_and_no_calls(data: st.DataObject) -> None:
-    kimi = Profile(id_families=["kimi_native"], adversarial_ids=False, duplicate_ids=False)
+    kimi = Profile(
+        id_families=["kimi_native"],
+        adversarial_ids=False,
+        duplicate_ids=False,
+        adversarial_names=False,
+    )
     case = data.draw(cases(kimi, "chat", False))
     assert all(recognize(c.id) == "kimi_native" for c in calls(case))
     indexes = [int(c.id.rsplit(":", 1)[1]) for c in calls(case)]
