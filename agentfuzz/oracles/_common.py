@@ -53,13 +53,15 @@ def _function_name(raw: dict[str, Any], api: str) -> Any:
 
 def _resolve(name: Any, tools: tuple[Tool, ...]) -> str | None:
     """The flat name of the one declared tool ``name`` means: its flat name, or its own name
-    inside its namespace when only one namespace holds it."""
+    inside its namespace, when only one tool answers to it."""
     if not isinstance(name, str):
         return None
-    if any(t.flat_name == name for t in tools):
-        return name
+    flat = [t.flat_name for t in tools if t.flat_name == name]
     inner = [t.flat_name for t in tools if t.namespace and t.name == name]
-    return inner[0] if len(inner) == 1 else None
+    # A name two tools could own (a plain get_weather and a namespaced one) is not judged: a
+    # server may take either.
+    meant = flat + inner
+    return meant[0] if len(meant) == 1 else None
 
 
 def forced(case: Case) -> Forced | None:

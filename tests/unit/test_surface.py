@@ -172,11 +172,12 @@ def test_every_tool_choice_form_is_read_back_as_what_it_asks(api: Api) -> None:
     assert forced(case) == Forced("named", "weather__get_weather")
 
 
-def test_a_namespace_native_name_two_namespaces_share_is_not_judged() -> None:
-    twins = (WEATHER, Tool(name="get_weather", namespace="crm"))
+def test_a_namespace_native_name_two_tools_answer_to_is_not_judged() -> None:
     fields = {"tool_choice": {"type": "function", "name": "get_weather"}}
-    case = Case(history=History(tools=twins), options=Options(fields=fields), api="responses")
-    assert forced(case) is None
+    for other in (Tool(name="get_weather", namespace="crm"), Tool(name="get_weather")):
+        twins = History(tools=(WEATHER, other))
+        case = Case(history=twins, options=Options(fields=fields), api="responses")
+        assert forced(case) is None
 
 
 def test_a_captured_tool_choice_the_knob_cannot_hold_stays_a_field() -> None:
