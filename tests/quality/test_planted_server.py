@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -106,8 +107,17 @@ def validated(answer: httpx.Response, body: dict[str, Any]) -> list[Any]:
     return found
 
 
-def test_sdk_chat_answers_a_user_turn_with_one_schema_valid_call(clean_url: str) -> None:
-    client = openai.OpenAI(base_url=clean_url, api_key="x")
+@pytest.fixture
+def sdk(clean_url: str) -> Iterator[openai.OpenAI]:
+    """An SDK client on the clean server, closed afterwards (its pooled sockets with it)."""
+    with openai.OpenAI(base_url=clean_url, api_key="x") as client:
+        yield client
+
+
+def test_sdk_chat_answers_a_user_turn_with_one_schema_valid_call(
+    clean_url: str, sdk: openai.OpenAI
+) -> None:
+    client = sdk
     tools: Any = [chat_tool("get_weather"), chat_tool("get_time")]
     answer = client.chat.completions.create(
         model="planted", messages=[user("please use get_time")], tools=tools
@@ -119,8 +129,10 @@ def test_sdk_chat_answers_a_user_turn_with_one_schema_valid_call(clean_url: str)
     assert calls[0].id.startswith("call_")
 
 
-def test_sdk_chat_stream_has_constant_id_index_zero_and_done(clean_url: str) -> None:
-    client = openai.OpenAI(base_url=clean_url, api_key="x")
+def test_sdk_chat_stream_has_constant_id_index_zero_and_done(
+    clean_url: str, sdk: openai.OpenAI
+) -> None:
+    client = sdk
     tools: Any = [chat_tool()]
     chunks = list(
         client.chat.completions.create(model="planted", messages=[user()], tools=tools, stream=True)
@@ -133,8 +145,10 @@ def test_sdk_chat_stream_has_constant_id_index_zero_and_done(clean_url: str) -> 
     assert raw.rstrip().endswith("data: [DONE]")
 
 
-def test_sdk_responses_calls_a_namespaced_tool_by_bare_name(clean_url: str) -> None:
-    client = openai.OpenAI(base_url=clean_url, api_key="x")
+def test_sdk_responses_calls_a_namespaced_tool_by_bare_name(
+    clean_url: str, sdk: openai.OpenAI
+) -> None:
+    client = sdk
     inner = {"type": "function", "name": "lookup", "parameters": SCHEMA}
     tools: Any = [
         {"type": "function", "name": "get_weather", "parameters": SCHEMA},
@@ -147,8 +161,8 @@ def test_sdk_responses_calls_a_namespaced_tool_by_bare_name(clean_url: str) -> N
     assert answer.status == "completed"
 
 
-def test_sdk_responses_stream_keeps_ids_and_sequence(clean_url: str) -> None:
-    client = openai.OpenAI(base_url=clean_url, api_key="x")
+def test_sdk_responses_stream_keeps_ids_and_sequence(clean_url: str, sdk: openai.OpenAI) -> None:
+    client = sdk
     tools: Any = [{"type": "function", "name": "get_weather", "parameters": SCHEMA}]
     with client.responses.stream(model="planted", input="hi", tools=tools) as stream:
         events = list(stream)
@@ -165,8 +179,8 @@ def test_sdk_responses_stream_keeps_ids_and_sequence(clean_url: str) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_sdk_text_turns_say_done(clean_url: str, stream: bool) -> None:
-    client = openai.OpenAI(base_url=clean_url, api_key="x")
+def test_sdk_text_turns_say_done(clean_url: str, stream: bool, sdk: openai.OpenAI) -> None:
+    client = sdk
     if stream:
         with client.responses.stream(model="planted", input="hi") as s:
             assert s.get_final_response().output_text == "done."
@@ -258,8 +272,8 @@ def test_answers_are_deterministic(clean_url: str) -> None:
     assert post(clean_url, body).text == post(clean_url, body).text
 
 
-def test_models_lists_planted(clean_url: str) -> None:
-    models = openai.OpenAI(base_url=clean_url, api_key="x").models.list()
+def test_models_lists_planted(sdk: openai.OpenAI) -> None:
+    models = sdk.models.list()
     assert [m.id for m in models] == ["planted"]
 
 

@@ -65,8 +65,11 @@ def body(api: str, stream: bool, history: str, **extra: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("profile", WIRE_SAFE)
-def test_openai_sdk_all_four_modes(serve: Callable[..., str], profile: str) -> None:
+def test_openai_sdk_all_four_modes(
+    serve: Callable[..., str], profile: str, request: pytest.FixtureRequest
+) -> None:
     client = openai.OpenAI(base_url=serve(profile), api_key="x", max_retries=0)
+    request.addfinalizer(client.close)  # its pooled sockets go with it, not to the collector
     assert client.models.list().data[0].id
 
     done = client.chat.completions.create(

@@ -14,8 +14,10 @@ from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
 EVENT = TypeAdapter(ResponseStreamEvent)
-# One client for the whole run: building an httpx.Client (its SSL context) costs ~50 ms.
-_CLIENT = httpx.Client(timeout=10)
+# One client for the whole run: building an httpx.Client (its SSL context) costs ~50 ms. No
+# connection is kept alive: the servers it talks to stop between tests, and a pooled socket
+# to a stopped server was left for the garbage collector (a ResourceWarning in a later test).
+_CLIENT = httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0))
 MARKUP = re.compile(r"<\|[A-Za-z0-9_]+\|>")
 
 WEATHER = {
