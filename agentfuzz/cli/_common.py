@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, NoReturn
 
@@ -131,19 +131,26 @@ def reference_server(
 
 
 @contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
+def sigterm_as_interrupt() -> Iterator[Callable[[], bool]]:
     """SIGTERM (what CI timeouts and process managers send) stops the run the way Ctrl-C does:
-    it ends before its next request and writes its summary. The default comes back after."""
+    it ends before its next request and writes its summary. The default comes back after.
+
+    Yields whether SIGTERM has come: the handler's ``KeyboardInterrupt`` is lost when the signal
+    lands while Python runs a finalizer (it prints "Exception ignored in …" and goes on), so
+    the run also asks this before each request.
+    """
+    came: list[int] = []
 
     def interrupt(signum: int, frame: object) -> None:
+        came.append(signum)
         raise KeyboardInterrupt
 
     try:
         before = signal.signal(signal.SIGTERM, interrupt)
     except ValueError:  # not the main thread (an embedding program): leave its handler be
-        yield
+        yield lambda: False
         return
     try:
-        yield
+        yield lambda: bool(came)
     finally:
         signal.signal(signal.SIGTERM, before)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -251,8 +251,11 @@ def _fuzz(o: _Options) -> None:
         config = FuzzConfig(base_url=url, model=name, backend=backend_log, **fields)
         total = o.max_examples * len(modes) * len(config.kinds) * max(o.workers, 1)
         gap = HEARTBEAT_GAP if o.workers > 1 else 0.0
-        with Watch(Console(stderr=True), total, o.quiet, gap) as watch, sigterm_as_interrupt():
-            done = _campaign(config, o.workers, watch)
+        with (
+            Watch(Console(stderr=True), total, o.quiet, gap) as watch,
+            sigterm_as_interrupt() as termed,
+        ):
+            done = _campaign(config, o.workers, watch, termed)
     summary(Console(), done)
     # For machines: the same summary as data, beside the bundles.
     (o.out / "summary.json").write_text(json.dumps(done.dump(), indent=2) + "\n")
@@ -304,12 +307,16 @@ def _chosen_oracles(only: str | None, skip: str | None) -> tuple[list[str] | Non
     return selected, skipped
 
 
-def _campaign(config: FuzzConfig, workers: int, watch: Progress) -> Summary:
-    """Run the campaign and return its summary: whatever ended it, what it found is in it."""
+def _campaign(
+    config: FuzzConfig, workers: int, watch: Progress, stop: Callable[[], bool]
+) -> Summary:
+    """Run the campaign and return its summary: whatever ended it, what it found is in it.
+    ``stop``: whether SIGTERM came (its interrupt may have been lost, see
+    ``sigterm_as_interrupt``)."""
     if workers > 1:
         return _sharded(config, workers, watch)
     try:
-        report = run(config, watch)
+        report = run(config, watch, stop)
     except RunBroke as broke:
         report = broke.report
     if report.error:
