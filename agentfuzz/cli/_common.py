@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
 from agentfuzz.judge import oracle_names as known_oracles
 from agentfuzz.options import base_url_problem
@@ -150,7 +151,16 @@ def sigterm_as_interrupt() -> Iterator[Callable[[], bool]]:
     except ValueError:  # not the main thread (an embedding program): leave its handler be
         yield lambda: False
         return
+    hook = sys.unraisablehook
+
+    def quiet(unraisable: Any) -> None:
+        # The interrupt a finalizer swallowed is handled through ``came``: no traceback for it.
+        if not (came and issubclass(unraisable.exc_type, KeyboardInterrupt)):
+            hook(unraisable)
+
+    sys.unraisablehook = quiet
     try:
         yield lambda: bool(came)
     finally:
+        sys.unraisablehook = hook
         signal.signal(signal.SIGTERM, before)
