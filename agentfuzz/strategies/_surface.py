@@ -19,6 +19,7 @@ from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.history import Api, Tool
 from agentfuzz.profiles import Profile
+from agentfuzz.strategies._histories import _indexes
 from agentfuzz.surface import FORMS, MALFORMED, applies
 
 __all__ = ["choice_forms", "malformed_kind", "surface_fields", "value_of"]
@@ -238,11 +239,6 @@ def _form(api: Api, kind: str, tool: Tool, tools: tuple[Tool, ...]) -> Fields:
     if api == "chat":
         return {"tool_choice": {"type": "function", "function": {"name": name}}}
     return {"tool_choice": {"type": "function", "name": name}}
-
-
-@lru_cache(maxsize=64)
-def _indexes(size: int) -> SearchStrategy[int]:
-    return st.integers(0, size - 1)
 
 
 def choice_forms(draw: st.DrawFn, api: Api, tools: tuple[Tool, ...]) -> Fields:
