@@ -32,7 +32,7 @@ __all__ = [
     "first_model_of",
     "oracle_names",
     "reference_server",
-    "sigterm_as_interrupt",
+    "stop_signals",
     "trials_of",
     "writable_out",
 ]
@@ -132,13 +132,14 @@ def reference_server(
 
 
 @contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[Callable[[], bool]]:
-    """SIGTERM (what CI timeouts and process managers send) stops the run the way Ctrl-C does:
-    it ends before its next request and writes its summary. The default comes back after.
+def stop_signals() -> Iterator[Callable[[], bool]]:
+    """Ctrl-C (SIGINT) and SIGTERM (what CI timeouts and process managers send) stop the run:
+    it ends before its next request and writes its summary. The handlers before come back after.
 
-    Yields whether SIGTERM has come: the handler's ``KeyboardInterrupt`` is lost when the signal
-    lands while Python runs a finalizer (it prints "Exception ignored in …" and goes on), so
-    the run also asks this before each request.
+    Yields whether one has come: the handler's ``KeyboardInterrupt`` is lost when the signal
+    lands while Python runs a finalizer or a gc callback (it prints "Exception ignored in …"
+    and goes on), so the run also asks this before each request, and that lost interrupt
+    prints no traceback.
     """
     came: list[int] = []
 
@@ -147,8 +148,8 @@ def sigterm_as_interrupt() -> Iterator[Callable[[], bool]]:
         raise KeyboardInterrupt
 
     try:
-        before = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread (an embedding program): leave its handler be
+        before = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
+    except ValueError:  # not the main thread (an embedding program): leave its handlers be
         yield lambda: False
         return
     hook = sys.unraisablehook
@@ -163,4 +164,5 @@ def sigterm_as_interrupt() -> Iterator[Callable[[], bool]]:
         yield lambda: bool(came)
     finally:
         sys.unraisablehook = hook
-        signal.signal(signal.SIGTERM, before)
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

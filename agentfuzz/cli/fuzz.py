@@ -26,7 +26,7 @@ from agentfuzz.cli._common import (
     first_model_of,
     oracle_names,
     reference_server,
-    sigterm_as_interrupt,
+    stop_signals,
     trials_of,
     writable_out,
 )
@@ -253,7 +253,7 @@ def _fuzz(o: _Options) -> None:
         gap = HEARTBEAT_GAP if o.workers > 1 else 0.0
         with (
             Watch(Console(stderr=True), total, o.quiet, gap) as watch,
-            sigterm_as_interrupt() as termed,
+            stop_signals() as termed,
         ):
             done = _campaign(config, o.workers, watch, termed)
     summary(Console(), done)
@@ -312,7 +312,7 @@ def _campaign(
 ) -> Summary:
     """Run the campaign and return its summary: whatever ended it, what it found is in it.
     ``stop``: whether SIGTERM came (its interrupt may have been lost, see
-    ``sigterm_as_interrupt``)."""
+    ``stop_signals``)."""
     if workers > 1:
         return _sharded(config, workers, watch)
     try:

@@ -19,7 +19,7 @@ from agentfuzz.cli._common import (
     first_model_of,
     oracle_names,
     reference_server,
-    sigterm_as_interrupt,
+    stop_signals,
     trials_of,
     writable_out,
 )
@@ -81,7 +81,7 @@ def reduce(
         name = model or first_model_of(url, api_key, timeout)
         target = Target(url, name, api_key, timeout)
         try:
-            with sigterm_as_interrupt():
+            with stop_signals():
                 reduction = reduce_input(target, cases, oracle, tries, budget, honours)
         except NothingToReduce as exc:
             click.echo(f"agentfuzz: {exc}")
