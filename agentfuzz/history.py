@@ -15,6 +15,7 @@ __all__ = [
     "Api",
     "AssistantMessage",
     "Case",
+    "ForeignItem",
     "History",
     "Item",
     "Options",
@@ -35,12 +36,17 @@ class _Frozen(BaseModel):
 
 
 class Tool(_Frozen):
-    """A function the client declares. ``namespace`` groups it (Responses ``namespace`` tools)."""
+    """A function the client declares. ``namespace`` groups it (Responses ``namespace`` tools).
+
+    ``strict``: the function's ``strict`` flag (structured arguments); None leaves it out of a
+    chat request, and a Responses request, which always carries one, says false.
+    """
 
     name: str
     namespace: str | None = None
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool | None = None
 
     @property
     def flat_name(self) -> str:
@@ -104,17 +110,32 @@ class ReasoningItem(_Frozen):
     id: str | None = None
 
 
+class ForeignItem(_Frozen):
+    """A history entry agentfuzz does not model, kept in the case's own wire form: a past
+    call to a hosted tool (``web_search_call``…), a past custom tool call or its output, or
+    whatever else a captured request carried. Builders send ``body`` as it is; oracles that
+    read calls and results do not see into it."""
+
+    kind: Literal["foreign"] = "foreign"
+    body: dict[str, Any]
+
+
 Item = Annotated[
-    UserMessage | SystemMessage | AssistantMessage | ToolResult | ReasoningItem,
+    UserMessage | SystemMessage | AssistantMessage | ToolResult | ReasoningItem | ForeignItem,
     Field(discriminator="kind"),
 ]
 
 
 class History(_Frozen):
-    """Declared tools and the conversation so far; the server answers the next turn."""
+    """Declared tools and the conversation so far; the server answers the next turn.
+
+    ``foreign_tools`` are declarations that are not functions (a hosted tool, a custom tool),
+    in the case's own wire form; they are sent after the functions.
+    """
 
     tools: tuple[Tool, ...] = ()
     items: tuple[Item, ...] = ()
+    foreign_tools: tuple[dict[str, Any], ...] = ()
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:

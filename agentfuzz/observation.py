@@ -130,6 +130,10 @@ class Observation:
     refused: bool = False
     # The Responses reasoning item's id, as the final answer gives it (a session echoes it).
     reasoning_id: str | None = None
+    # Output agentfuzz does not model, by type: a custom tool's call (chat ``custom``,
+    # Responses ``custom_tool_call``), a hosted tool's (``web_search_call``…). Not in
+    # ``tool_calls``: their input is not JSON arguments, and no function declared them.
+    others: tuple[str, ...] = ()
     # Proxy mode: what the backend received while this request was in flight (None otherwise).
     backend: tuple[BackendRequest, ...] | None = None
     # Differential mode: the same request with ``stream`` flipped, as observed (None otherwise).

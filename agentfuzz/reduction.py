@@ -7,9 +7,10 @@ also applies to histories Hypothesis never generated (a captured 40-turn session
 Three stages, each keeping the case failing: delta debugging over whole turns, then over items
 (an assistant message goes with the results of its calls), both cutting big chunks first so a
 long session costs a few dozen tries rather than hundreds; then greedy single steps: one item,
-one call of a parallel group, assistant text beside calls, unused tools, request knobs, each
-surface field (and each entry of a list-valued one), and simplifications (texts and tool
-outputs emptied, arguments ``{}``, call ids renamed ``call_N``).
+one call of a parallel group, assistant text beside calls, unused tools, each tool that is
+not a function, request knobs, each surface field (and each entry of a list-valued one), and
+simplifications (texts and tool outputs emptied, arguments ``{}``, call ids renamed
+``call_N``).
 Every candidate is well formed: it opens with the user and ends where the server must speak. A
 removed call takes its results with it; a result left orphaned only by removing it alone.
 """
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 from agentfuzz.history import (
     AssistantMessage,
     Case,
+    ForeignItem,
     Item,
     Options,
     SystemMessage,
@@ -40,7 +42,8 @@ def _well_formed(case: Case) -> bool:
     opening = next((it for it in items if not isinstance(it, SystemMessage)), None)
     if not isinstance(opening, UserMessage):
         return False
-    if not isinstance(items[-1], UserMessage | ToolResult):
+    # (A foreign entry may end it too: a hosted tool's past call, a custom tool's output.)
+    if not isinstance(items[-1], UserMessage | ToolResult | ForeignItem):
         return False
     choice = case.options.tool_choice
     if choice not in (None, "auto", "none", "required"):
@@ -99,6 +102,10 @@ def candidates(case: Case) -> Iterator[Case]:
         if tool.flat_name not in used:
             history = case.history.model_copy(update={"tools": tools[:i] + tools[i + 1 :]})
             yield case.model_copy(update={"history": history})
+    foreign = case.history.foreign_tools
+    for i in range(len(foreign)):
+        history = case.history.model_copy(update={"foreign_tools": foreign[:i] + foreign[i + 1 :]})
+        yield case.model_copy(update={"history": history})
     # Knobs back to their defaults, all at once, then the surface's fields one at a time.
     opts = case.options
     if opts.malformed is not None:
@@ -173,7 +180,7 @@ def case_size(case: Case) -> tuple[int, int, int]:
         if isinstance(it, AssistantMessage)
     )
     return (
-        history.size + len(history.tools),
+        history.size + len(history.tools) + len(history.foreign_tools),
         extras,
         len(case.model_dump_json(exclude_defaults=True)),
     )

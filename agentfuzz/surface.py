@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentfuzz.history import Api, AssistantMessage, Case, UserMessage
+from agentfuzz.history import Api, AssistantMessage, Case, ForeignItem, UserMessage
 
 __all__ = [
     "DEFAULT_DIMENSIONS",
     "DIMENSIONS",
     "FORMS",
+    "HISTORY_DIMENSIONS",
     "MALFORMED",
     "PLAIN",
     "Dimension",
@@ -139,6 +140,25 @@ _CATALOGUE = (
         " name; an image part, a part of an unknown type, a part with no type",
     ),
     Dimension(
+        "strict_tools",
+        _BOTH,
+        (),
+        "a function declared strict: true, its schema valid for strict mode or not",
+    ),
+    Dimension(
+        "custom_tools",
+        _BOTH,
+        (),
+        "a custom tool (free text, a Lark or regex grammar), and a past call to it",
+    ),
+    Dimension(
+        "hosted_tools",
+        ("responses",),
+        (),
+        "a hosted tool (web or file search, code interpreter, image generation, MCP, computer"
+        " use, local shell), and a past call to it",
+    ),
+    Dimension(
         "malformed",
         _BOTH,
         (),
@@ -154,6 +174,8 @@ _CATALOGUE = (
 )
 
 DIMENSIONS: dict[str, Dimension] = {d.name: d for d in _CATALOGUE}
+# The dimensions drawn onto the history (``strategies._foreign``) rather than as fields.
+HISTORY_DIMENSIONS = ("strict_tools", "custom_tools", "hosted_tools")
 DEFAULT_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in _CATALOGUE if not d.extension)
 _BY_FIELD = {(api, f): d.name for d in _CATALOGUE for api in d.apis for f in d.fields}
 # The order ``used`` names dimensions in: the older knobs, the catalogue, each way of breaking.
@@ -163,6 +185,8 @@ _ORDER = (
     "sampling",
     *DIMENSIONS,
     *(f"message_forms:{form}" for form in dict.fromkeys(FORMS["chat"] + FORMS["responses"])),
+    "custom_tools:history",
+    "hosted_tools:history",
     *(f"malformed:{kind}" for kind in MALFORMED),
 )
 
@@ -186,6 +210,23 @@ def _spells(form: str, case: Case) -> bool:
     return True
 
 
+def _foreign(case: Case) -> set[str]:
+    """Rows for the tools that are not functions and the history entries agentfuzz does not
+    model: ``custom_tools``, ``hosted_tools:<type>``, and ``…:history`` for a past call."""
+    found = {
+        "custom_tools" if t.get("type") == "custom" else f"hosted_tools:{t.get('type')}"
+        for t in case.history.foreign_tools
+    }
+    for item in case.history.items:
+        if isinstance(item, ForeignItem):
+            kind = str(item.body.get("type") or item.body.get("role"))
+            custom = kind.startswith("custom") or kind in ("assistant", "tool")
+            found.add("custom_tools:history" if custom else "hosted_tools:history")
+    if any(t.strict for t in case.history.tools):
+        found.add("strict_tools")
+    return found
+
+
 def used(case: Case) -> tuple[str, ...]:
     """The dimensions ``case`` uses, in catalogue order; ``(PLAIN,)`` when it uses none.
 
@@ -204,6 +245,7 @@ def used(case: Case) -> tuple[str, ...]:
     for field in opts.fields:
         found.add(_BY_FIELD.get((case.api, field), field))
     found.update(f"message_forms:{form}" for form in opts.forms if _spells(form, case))
+    found.update(_foreign(case))
     if opts.malformed is not None:
         found.add(f"malformed:{opts.malformed}")
     known = [name for name in _ORDER if name in found]

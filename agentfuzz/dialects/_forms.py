@@ -50,7 +50,7 @@ def _chat(messages: list[dict[str, Any]], forms: tuple[str, ...]) -> None:
             if "content_empty" in forms:
                 msg["content"] = ""
             elif "content_absent" in forms:
-                del msg["content"]
+                msg.pop("content", None)
         if "names" in forms and role == "user":
             msg["name"] = "agentfuzz_user"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +12,8 @@ from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
 from agentfuzz.history import (
     AssistantMessage,
     Case,
+    ForeignItem,
+    History,
     Options,
     ReasoningItem,
     SystemMessage,
@@ -29,7 +32,7 @@ _MODES = ("auto", "none", "required")
 def build_chat(case: Case, model: str) -> dict[str, Any]:
     """The exact JSON body of a chat completion request for ``case``."""
     body: dict[str, Any] = {"model": model, "messages": _messages(case)}
-    body.update(_tools(case.history.tools, case.options))
+    body.update(_tools(case.history, case.options))
     body["stream"] = case.stream
     opts = case.options
     if opts.seed is not None:
@@ -59,6 +62,8 @@ def _messages(case: Case) -> list[dict[str, Any]]:
         elif isinstance(item, AssistantMessage):
             messages.append(_assistant(item, pending))
             pending = []
+        elif isinstance(item, ForeignItem):
+            messages.append(copy.deepcopy(item.body))
     return messages
 
 
@@ -79,22 +84,22 @@ def _assistant(item: AssistantMessage, pending: list[str]) -> dict[str, Any]:
     return msg
 
 
-def _tools(tools: tuple[Tool, ...], opts: Options) -> dict[str, Any]:
-    if not (opts.include_tools and tools):
-        return {}
-    out: dict[str, Any] = {
-        "tools": [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.flat_name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                },
-            }
-            for tool in tools
-        ]
+def _function(tool: Tool) -> dict[str, Any]:
+    fn: dict[str, Any] = {
+        "name": tool.flat_name,
+        "description": tool.description,
+        "parameters": tool.parameters,
     }
+    if tool.strict is not None:
+        fn["strict"] = tool.strict
+    return {"type": "function", "function": fn}
+
+
+def _tools(history: History, opts: Options) -> dict[str, Any]:
+    if not (opts.include_tools and (history.tools or history.foreign_tools)):
+        return {}
+    declared = [_function(tool) for tool in history.tools]
+    out: dict[str, Any] = {"tools": declared + copy.deepcopy(list(history.foreign_tools))}
     choice = opts.tool_choice
     if choice is not None:
         out["tool_choice"] = (
@@ -139,13 +144,23 @@ def _reasoning_of(obj: dict[str, Any]) -> str:
     return as_str(obj.get("reasoning_content")) or as_str(obj.get("reasoning")) or ""
 
 
+def _foreign(call: dict[str, Any]) -> bool:
+    """Whether a call is to a tool that is not a function (``type: custom``)."""
+    kind = call.get("type")
+    return isinstance(kind, str) and kind != "function"
+
+
 def _from_completion(body: Any) -> dict[str, Any]:
     choices = [as_dict(c) for c in as_list(as_dict(body).get("choices"))]
     choice = next((c for c in choices if c.get("index", 0) == 0), choices[0] if choices else {})
     message = as_dict(choice.get("message"))
     calls = []
+    others = []
     for i, raw in enumerate(as_list(message.get("tool_calls"))):
         call = as_dict(raw)
+        if _foreign(call):
+            others.append(str(call["type"]))
+            continue
         fn = as_dict(call.get("function"))
         calls.append(
             ObservedCall(
@@ -160,6 +175,7 @@ def _from_completion(body: Any) -> dict[str, Any]:
         "reasoning": _reasoning_of(message),
         "tool_calls": tuple(calls),
         "finish_reason": as_str(choice.get("finish_reason")),
+        "others": tuple(others),
     }
 
 
@@ -169,6 +185,8 @@ class _Slot:
     id: str | None = None
     name: str | None = None
     arguments: list[str] = field(default_factory=list)
+    # The type its first delta gave, when not a function (a custom tool's call).
+    foreign: str | None = None
 
 
 @dataclass
@@ -220,6 +238,8 @@ class _Accumulator:
         else:
             key = self.last_key
         slot = self.slots.setdefault(key, _Slot(index=index))
+        if slot.foreign is None and _foreign(call):
+            slot.foreign = str(call["type"])
         self.last_key = key
         fn = as_dict(call.get("function"))
         slot.id = slot.id if slot.id is not None else call_id
@@ -230,7 +250,11 @@ class _Accumulator:
         return tuple(
             ObservedCall(index=s.index, id=s.id, name=s.name, arguments="".join(s.arguments))
             for s in self.slots.values()
+            if s.foreign is None
         )
+
+    def others(self) -> tuple[str, ...]:
+        return tuple(s.foreign for s in self.slots.values() if s.foreign is not None)
 
 
 def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
@@ -250,6 +274,7 @@ def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
         text="".join(acc.text),
         reasoning="".join(acc.reasoning),
         tool_calls=acc.calls(),
+        others=acc.others(),
         finish_reason=acc.finish_reason,
         chunk_ids=tuple(acc.chunk_ids),
         stream_indexes=tuple(acc.stream_indexes),

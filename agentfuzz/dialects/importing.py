@@ -6,9 +6,11 @@ JSONL (a session, one body a line). Any body agentfuzz builds comes back unchang
 ``Case``: chat folds standalone reasoning into the next assistant message; Responses reasoning
 comes back as ``ReasoningItem``s under the ids they were sent with. Top-level keys not read
 here (``stop``, ``instructions``, ``max_completion_tokens``, a ``tool_choice`` without tools…)
-are kept as they came, in ``Options.fields``, so ``reduce`` can take each away. Dropped or
-normalized: ``model``, reasoning ``encrypted_content``, a namespace's description, content
-parts (joined); an ``input`` string becomes a user message.
+are kept as they came, in ``Options.fields``, so ``reduce`` can take each away; so are tools
+that are not functions (``History.foreign_tools``, sent after the functions) and history
+entries agentfuzz does not model (a hosted tool's past call, a custom tool's call or output:
+``ForeignItem``). Dropped or normalized: ``model``, reasoning ``encrypted_content``, a
+namespace's description, content parts (joined); an ``input`` string becomes a user message.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from agentfuzz.history import (
     Api,
     AssistantMessage,
     Case,
+    ForeignItem,
     History,
     Item,
     Options,
@@ -75,6 +78,14 @@ def _chat_call(raw: Any, at: str) -> ToolCall:
     )
 
 
+def _foreign_calls(msg: dict[str, Any]) -> bool:
+    """Whether a chat assistant message calls a tool that is not a function (a custom one)."""
+    calls = msg.get("tool_calls")
+    return isinstance(calls, list) and any(
+        isinstance(c, dict) and c.get("type", "function") != "function" for c in calls
+    )
+
+
 def _chat_items(messages: list[Any], where: str) -> list[Item]:
     items: list[Item] = []
     for i, raw in enumerate(messages):
@@ -84,6 +95,8 @@ def _chat_items(messages: list[Any], where: str) -> list[Item]:
         if role == "tool":
             output = _f.text(content, f"{at}.content")
             items.append(ToolResult(call_id=_f.str_(msg, "tool_call_id", at, ""), output=output))
+        elif role == "assistant" and _foreign_calls(msg):
+            items.append(ForeignItem(body=msg))  # a custom tool call: kept as it came
         elif role == "assistant":
             key = "reasoning_content" if msg.get("reasoning_content") is not None else "reasoning"
             calls = _f.want(_f.get(msg, "tool_calls", []), list, f"{at}.tool_calls")
@@ -126,8 +139,11 @@ def _responses_item(obj: dict[str, Any], at: str, items: list[Item]) -> None:
         texts = [_f.text(_f.get(obj, k, []), f"{at}.{k}", "\n\n") for k in ("summary", "content")]
         text = "\n\n".join(t for t in texts if t)
         items.append(ReasoningItem(text=text, id=_f.opt_str(obj, "id", at)))
+    elif isinstance(kind, str):
+        # A hosted tool's call, a custom tool's call or output…: sent on as it came.
+        items.append(ForeignItem(body=obj))
     else:
-        _f.fail(at, f"unsupported item type {kind!r:.40}")
+        _f.fail(at, "an input item needs a type")
 
 
 def _responses_items(value: Any, where: str) -> list[Item]:
@@ -139,6 +155,12 @@ def _responses_items(value: Any, where: str) -> list[Item]:
     return items
 
 
+def _foreign_tool(raw: Any) -> bool:
+    """Whether a declared tool is not a function nor a namespace (a hosted or custom tool)."""
+    kind = raw.get("type", "function") if isinstance(raw, dict) else None
+    return isinstance(kind, str) and kind not in ("function", "namespace")
+
+
 def _tools(raw: Any, where: str, namespace: str | None = None) -> list[Tool]:
     spec = _f.want(raw, dict, where)
     kind = spec.get("type", "function")
@@ -147,12 +169,17 @@ def _tools(raw: Any, where: str, namespace: str | None = None) -> list[Tool]:
         members = _f.want(spec.get("tools"), list, f"{where}.tools")
         return [t for j, m in enumerate(members) for t in _tools(m, f"{where}.tools[{j}]", group)]
     if kind != "function":
-        _f.fail(where, f"unsupported tool type {kind!r:.40}")
+        _f.fail(where, f"unsupported tool type {kind!r:.40} inside a namespace")
     # Chat nests the function; Responses (and some chat clients) put it flat.
     at = f"{where}.function" if "function" in spec else where
     fn = _f.want(spec["function"], dict, at) if "function" in spec else spec
     params = fn.get("parameters")
-    extra = {} if params is None else {"parameters": _f.want(params, dict, f"{at}.parameters")}
+    extra: dict[str, Any] = {}
+    if params is not None:
+        extra["parameters"] = _f.want(params, dict, f"{at}.parameters")
+    strict = fn.get("strict")
+    if strict is not None:
+        extra["strict"] = _f.want(strict, bool, f"{at}.strict")
     name, description = _f.str_(fn, "name", at), _f.str_(fn, "description", at, default="")
     return [Tool(name=name, namespace=namespace, description=description, **extra)]
 
@@ -276,7 +303,16 @@ def _request(body: dict[str, Any], api: Api | None) -> Case:
     else:
         items = _responses_items(body.get("input"), "input")
     declared = _f.want(_f.get(body, "tools", []), list, "tools")
-    tools = [t for i, raw in enumerate(declared) for t in _tools(raw, f"tools[{i}]")]
+    foreign = tuple(raw for raw in declared if _foreign_tool(raw))
+    tools = [
+        t
+        for i, raw in enumerate(declared)
+        if not _foreign_tool(raw)
+        for t in _tools(raw, f"tools[{i}]")
+    ]
+    if api == "responses":
+        # Responses always carries the flag; false is how a Tool without one is sent there.
+        tools = [t.model_copy(update={"strict": None}) if t.strict is False else t for t in tools]
     stream = _f.get(body, "stream", False)
     knob = bool(tools) and _knob_choice(body.get("tool_choice"))
     read = _READ[api] | ({"tool_choice"} if knob else set())
@@ -284,7 +320,7 @@ def _request(body: dict[str, Any], api: Api | None) -> Case:
         read = read - {"tools"}  # an empty list is a shape of its own, kept as it came
     limit = _LIMIT[api]
     options = Options(
-        include_tools=bool(tools),
+        include_tools=bool(tools or foreign),
         tool_choice=_tool_choice(body.get("tool_choice")) if knob else None,
         seed=_f.number(body, "seed", integer=True) if "seed" in read else None,
         temperature=_f.number(body, "temperature", integer=False),
@@ -292,7 +328,7 @@ def _request(body: dict[str, Any], api: Api | None) -> Case:
         fields={k: v for k, v in body.items() if k not in read},
         forms=forms,
     )
-    history = History(tools=tuple(tools), items=tuple(items))
+    history = History(tools=tuple(tools), items=tuple(items), foreign_tools=foreign)
     return Case(history=history, options=options, api=api, stream=_f.want(stream, bool, "stream"))
 
 

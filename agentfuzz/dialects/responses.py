@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from agentfuzz.dialects._forms import apply_forms
@@ -10,6 +11,8 @@ from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
 from agentfuzz.history import (
     AssistantMessage,
     Case,
+    ForeignItem,
+    History,
     Options,
     ReasoningItem,
     SystemMessage,
@@ -29,7 +32,7 @@ _MODES = ("auto", "none", "required")
 def build_responses(case: Case, model: str) -> dict[str, Any]:
     """The exact JSON body of a Responses request for ``case``."""
     body: dict[str, Any] = {"model": model, "input": _input(case)}
-    body.update(_tools(case.history.tools, case.options))
+    body.update(_tools(case.history, case.options))
     body["stream"] = case.stream
     opts = case.options
     if opts.temperature is not None:
@@ -80,6 +83,8 @@ def _input(case: Case) -> list[dict[str, Any]]:
             if item.text is not None:
                 items.append({"type": "message", "role": "assistant", "content": item.text})
             items.extend(_call(call) for call in item.tool_calls)
+        elif isinstance(item, ForeignItem):
+            items.append(copy.deepcopy(item.body))
     return items
 
 
@@ -89,16 +94,16 @@ def _function(tool: Tool) -> dict[str, Any]:
         "name": tool.name,
         "description": tool.description,
         "parameters": tool.parameters,
-        "strict": False,
+        "strict": bool(tool.strict),
     }
 
 
-def _tools(tools: tuple[Tool, ...], opts: Options) -> dict[str, Any]:
-    if not (opts.include_tools and tools):
+def _tools(history: History, opts: Options) -> dict[str, Any]:
+    if not (opts.include_tools and (history.tools or history.foreign_tools)):
         return {}
     declared: list[dict[str, Any]] = []
     groups: dict[str, list[dict[str, Any]]] = {}
-    for tool in tools:
+    for tool in history.tools:
         if tool.namespace is None:
             declared.append(_function(tool))
             continue
@@ -114,7 +119,7 @@ def _tools(tools: tuple[Tool, ...], opts: Options) -> dict[str, Any]:
                 }
             )
         groups[tool.namespace].append(_function(tool))
-    out: dict[str, Any] = {"tools": declared}
+    out: dict[str, Any] = {"tools": declared + copy.deepcopy(list(history.foreign_tools))}
     choice = opts.tool_choice
     if choice is not None:
         out["tool_choice"] = choice if choice in _MODES else {"type": "function", "name": choice}
@@ -144,6 +149,7 @@ def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
     reasoning: list[str] = []
     reasoning_ids: list[str] = []
     calls: list[ObservedCall] = []
+    others: list[str] = []
     for position, raw in enumerate(as_list(response.get("output"))):
         item = as_dict(raw)
         kind = item.get("type")
@@ -163,6 +169,8 @@ def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
                     namespace=as_str(item.get("namespace")),
                 )
             )
+        elif isinstance(kind, str):
+            others.append(kind)
     status = as_str(response.get("status"))
     if status == "failed":
         faults.add("response_failed", f"status failed: {response.get('error')}")
@@ -170,6 +178,7 @@ def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
         "text": "".join(text),
         "reasoning": "".join(reasoning),
         "tool_calls": tuple(calls),
+        "others": tuple(others),
         "status": status,
         "reasoning_id": reasoning_ids[0] if reasoning_ids else None,
     }
@@ -191,6 +200,7 @@ def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
         text=state.text(),
         reasoning=state.reasoning(),
         tool_calls=state.calls(),
+        others=_others(state.sightings),
         status=state.status,
         sightings=tuple(state.sightings),
         reasoning_id=_final_reasoning_id(state.sightings),
@@ -198,6 +208,16 @@ def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
         errors=tuple(faults.errors),
         refused=faults.refused,
     )
+
+
+_MODELLED = ("message", "reasoning", "function_call", "")
+
+
+def _others(sightings: list[ItemSighting]) -> tuple[str, ...]:
+    """The output items a stream carried that are not messages, reasoning or function calls,
+    one per output index, by type."""
+    kinds = {s.output_index: s.type for s in sightings if s.type not in _MODELLED}
+    return tuple(kinds[i] for i in sorted(kinds))
 
 
 def _final_reasoning_id(sightings: list[ItemSighting]) -> str | None:

@@ -66,7 +66,19 @@ def _resolve(name: Any, tools: tuple[Tool, ...]) -> str | None:
 
 def forced(case: Case) -> Forced | None:
     """The ``tool_choice`` the request carried, read from its wire field when the surface set
-    one (``allowed_tools``, a function named by its namespace-native name…), else the knob."""
+    one (``allowed_tools``, a function named by its namespace-native name…), else the knob.
+
+    With a custom or hosted tool declared beside the functions, only ``none`` and a named
+    function are judged: a call to such a tool may answer ``required``, and agentfuzz does
+    not read those calls as function calls.
+    """
+    found = _forced(case)
+    if found is None or not case.history.foreign_tools:
+        return found
+    return found if found.mode in ("none", "named") else None
+
+
+def _forced(case: Case) -> Forced | None:
     tools = declared_tools(case)
     if "tool_choice" not in case.options.fields:
         choice = case.options.tool_choice

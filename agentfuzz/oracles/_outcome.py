@@ -26,6 +26,8 @@ _ERROR_KINDS = {
 def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
     """A 2xx answer with no visible text and no tool call: the silent drop of seed 000.
 
+    A call to a custom or hosted tool (``Observation.others``) counts as an answer.
+
     Reasoning alone counts as empty: the user sees nothing. A turn cut short by the token
     limit (``finish_reason: length``, Responses ``incomplete``) that shows reasoning is
     skipped, since running out of budget while thinking is the client's choice of
@@ -42,7 +44,7 @@ def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
     status = obs.exchange.status
     if not is_answer(obs) or status is None or not 200 <= status < 300:
         return
-    if obs.text.strip() or obs.tool_calls or stop_requested(case):
+    if obs.text.strip() or obs.tool_calls or obs.others or stop_requested(case):
         return
     truncated = is_truncated(obs)
     if truncated and obs.reasoning.strip():

@@ -54,6 +54,8 @@ class Profile:
     crash_on_parts: bool = False
     # ``allowed_tools`` is read as its mode alone: every declared tool stays on offer (planted).
     ignore_allowed: bool = False
+    # A body carrying this top-level field crashes the handler: a plain-text 500 (planted).
+    crash_on_field: str | None = None
 
 
 _PROFILES = (
@@ -150,6 +152,16 @@ _PROFILES = (
         name="allowed-ignored",
         summary="Planted: tool_choice allowed_tools keeps its mode but offers every declared tool.",
         ignore_allowed=True,
+    ),
+    Profile(
+        name="instructions-500",
+        summary="Planted: a Responses request with instructions crashes the handler, a 500.",
+        crash_on_field="instructions",
+    ),
+    Profile(
+        name="min-p-500",
+        summary="Planted: vLLM's and llama.cpp's min_p sampling field crashes the handler, a 500.",
+        crash_on_field="min_p",
     ),
 )
 

@@ -68,7 +68,10 @@ class _Server:
                 return PlainTextResponse("Internal Server Error", status_code=500)
             deep = isinstance(exc, RecursionError)
             return _refusal(f"invalid JSON body: {'nested too deep' if deep else exc}")
+        crash = self.profile.crash_on_field
         if self.profile.crash_on_parts and _has_parts(body):
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        if crash is not None and isinstance(body, dict) and crash in body:
             return PlainTextResponse("Internal Server Error", status_code=500)
         try:
             return parse_chat(body) if api == "chat" else parse_responses(body)

@@ -3,7 +3,8 @@
 Knobs take two choices whatever the profile: one for tools (included with a ``tool_choice``,
 or left out) and one for the sampling knobs together (seed, temperature, max_tokens), each a
 ``sampled_from`` whose first entry is the default, so the shrinker drops knobs in one step.
-The rest of the request surface follows (``strategies._surface``), one dimension at a time.
+The rest of the request surface follows (``strategies._surface``), one dimension at a time,
+after the dimensions that change the history (``strategies._foreign``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.history import Api, Case, History, Options, Tool
 from agentfuzz.profiles import Profile
+from agentfuzz.strategies._foreign import extend_history
 from agentfuzz.strategies._histories import histories
 from agentfuzz.strategies._surface import malformed_kind, surface_fields
 
@@ -92,7 +94,7 @@ def options(
 def _cases(
     draw: st.DrawFn, profile: Profile, api: Api, stream: bool, drawn: SearchStrategy[History]
 ) -> Case:
-    history = draw(drawn)
+    history = extend_history(draw, profile, api, stream, draw(drawn))
     options = _draw_options(draw, profile, history.tools, api, stream)
     return Case(history=history, options=options, api=api, stream=stream)
 

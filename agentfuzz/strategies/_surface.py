@@ -20,7 +20,7 @@ from hypothesis.strategies import SearchStrategy
 from agentfuzz.history import Api, Tool
 from agentfuzz.profiles import Profile
 from agentfuzz.strategies._histories import _indexes
-from agentfuzz.surface import FORMS, MALFORMED, applies
+from agentfuzz.surface import FORMS, HISTORY_DIMENSIONS, MALFORMED, applies
 
 __all__ = ["choice_forms", "malformed_kind", "surface_fields", "value_of"]
 
@@ -180,8 +180,9 @@ def _value_of(name: str, api: Api, large: tuple[int, ...]) -> SearchStrategy[Fie
         return drawn[name](api)
     if name == "tool_choice_forms":
         return st.composite(lambda draw: choice_forms(draw, api, ()))()
-    if name == "message_forms":
-        return st.just({})  # no top-level field: the forms are Options.forms
+    if name == "message_forms" or name in HISTORY_DIMENSIONS:
+        # No top-level field: the forms are Options.forms, the rest is in the history.
+        return st.just({})
     return {"stop": _stop, "penalties": _penalties, "sampler_extensions": _sampler}[name]()
 
 
@@ -275,7 +276,8 @@ def surface_fields(
 
     Shrinks toward no field at all: each allowed flag toward False, each use toward left out.
     """
-    names = tuple(n for n in profile.surface if applies(n, api, stream) and n != "malformed")
+    skipped = ("malformed", *HISTORY_DIMENSIONS)  # drawn elsewhere
+    names = tuple(n for n in profile.surface if applies(n, api, stream) and n not in skipped)
     if forms is None:
         names = tuple(n for n in names if n != "message_forms")
     large = tuple(n for n in profile.max_tokens if n > 64)

@@ -3,8 +3,10 @@ the reference server's ``stop-cuts-markup`` (stop strings matched inside tool-ca
 open section a 500), shrunk to one message and one stop string; ``bad-json-500`` (a body that is
 not JSON crashes the handler), shrunk to one message sent as JSON cut short; ``parts-500``
 (content as a list of parts crashes it), shrunk to one message of one part; ``allowed-ignored``
-(``allowed_tools`` offers every tool), shrunk to two tools and one allowed. The ``fixed``
-profile answers or refuses every dimension and stays silent."""
+(``allowed_tools`` offers every tool), shrunk to two tools and one allowed; ``quote-names-cut``
+(a name cut at its quote), shrunk to that tool; ``instructions-500`` (Responses only) and
+``min-p-500`` (a server extension, once the profile names it), each shrunk to its field alone.
+The ``fixed`` profile answers or refuses every dimension and stays silent."""
 
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ def _findings(out: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_stop_inside_markup_is_found_and_shrunk_to_one_stop(tmp_path: Path, stream: bool) -> None:
-    code, output = _fuzz(tmp_path, "stop-cuts-markup", "chat", stream, 400)
+    code, output = _fuzz(tmp_path, "stop-cuts-markup", "chat", stream, 400, "--seed", "4")
     assert code == 1, output
     hits = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
     assert hits, output
@@ -80,6 +82,7 @@ def test_the_fixed_profile_stays_silent_with_every_dimension_on(tmp_path: Path) 
     # Every chat dimension of the default profile was sent, and the server answered or refused.
     dimensions = {"budget", "stop", "n", "logprobs", "penalties", "parallel_tool_calls"}
     dimensions |= {"response_format", "user", "metadata", "reasoning_effort"}
+    dimensions |= {"strict_tools", "custom_tools", "custom_tools:history"}
     assert dimensions <= set(coverage), sorted(coverage)
     assert all(row["error"] == row["failed"] == 0 for row in coverage.values())
     broken = [row for name, row in coverage.items() if name.startswith("malformed:")]
@@ -95,7 +98,7 @@ def test_allowed_tools_ignored_is_found_and_shrunk_to_two_tools_and_one_allowed(
     # the first declared one, which the choice did not allow. (Responses reaches it too, in
     # a few thousand examples: its surface has more ways to be refused first.)
     api = "chat"
-    code, output = _fuzz(tmp_path, "allowed-ignored", api, False, 300)
+    code, output = _fuzz(tmp_path, "allowed-ignored", api, False, 300, "--seed", "9")
     assert code == 1, output
     (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "tool_choice"]
     assert found["signature"] == "tool_choice:allowed:other_name" and found["size"] == 1
@@ -136,3 +139,41 @@ def test_a_name_cut_at_its_quote_is_found_and_shrunk_to_that_one_tool(tmp_path: 
     request = found["request"]
     assert [t["function"]["name"] for t in request["tools"]] == ['get"weather']
     assert set(request) == {"model", "messages", "tools", "stream"}
+
+
+def test_a_crash_on_instructions_is_found_on_responses_and_shrunk_to_that_field(
+    tmp_path: Path,
+) -> None:
+    code, output = _fuzz(tmp_path, "instructions-500", "responses", False, 300)
+    assert code == 1, output
+    (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
+    assert found["signature"] == "error:http_status:500" and found["size"] == 1
+    # One message and the field, its plainest value: not even the tools are needed.
+    assert set(found["request"]) == {"model", "input", "stream", "instructions"}
+    assert found["request"]["instructions"] == "Answer briefly."
+    coverage = json.loads((tmp_path / "summary.json").read_text())["coverage"]
+    assert coverage["instructions"]["error"] > 0
+    # Chat has no such field: the same server is silent there.
+    assert _fuzz(tmp_path / "chat", "instructions-500", "chat", False, 100)[0] == 0
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_crash_on_a_server_extension_is_found_once_the_profile_names_it(
+    tmp_path: Path, api: str
+) -> None:
+    # Server extensions are off in the default profile: the same one with them on.
+    default = Path(__file__).parents[2] / "strategies" / "default.toml"
+    text = default.read_text().replace("surface = [\n", 'surface = [\n  "sampler_extensions",\n', 1)
+    everything = tmp_path / "everything.toml"
+    everything.write_text(text)
+    assert _fuzz(tmp_path / "default", "min-p-500", api, False, 200)[0] == 0
+    code, output = _fuzz(tmp_path, "min-p-500", api, False, 300, "--profile", str(everything))
+    assert code == 1, output
+    (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
+    assert found["size"] == 1 and found["request"]["min_p"] == 0.1
+    assert set(found["request"]) == {
+        "model",
+        "messages" if api == "chat" else "input",
+        "stream",
+        "min_p",
+    }

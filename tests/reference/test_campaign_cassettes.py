@@ -91,11 +91,11 @@ def _cli(*argv: str) -> tuple[int, str]:
 
 def test_the_cli_replays_without_a_server_and_says_when_it_cannot(tmp_path: Path) -> None:
     camp, args = str(tmp_path / "camp"), ["--api", "chat", "--no-stream", "--max-examples", "8"]
-    # Seed 2 finds seed 000's bug within 8 examples.
-    code, _ = _cli("fuzz", *args, "--seed", "2", "--cassette", camp, "--out", str(tmp_path / "a"))
+    # Seed 6 finds seed 000's bug within 8 examples.
+    code, _ = _cli("fuzz", *args, "--seed", "6", "--cassette", camp, "--out", str(tmp_path / "a"))
     assert code == 1
     code, _ = _cli(
-        "fuzz", *args, "--seed", "2", "--cassette", camp, "--record-mode", "none",
+        "fuzz", *args, "--seed", "6", "--cassette", camp, "--record-mode", "none",
         "--out", str(tmp_path / "b"),
     )  # fmt: skip
     assert code == 1

@@ -293,17 +293,14 @@ def test_a_session_as_an_array_of_bodies_and_as_jsonl() -> None:
             "messages[0].tool_calls: expected an array, got an object",
         ),
         ({"input": 3}, "input: expected an array, got a number"),
-        (
-            {"input": [{"type": "web_search_call"}]},
-            "input[0]: unsupported item type 'web_search_call'",
-        ),
+        ({"input": [{"id": "x"}]}, "input[0]: an input item needs a type"),
         (
             {"input": [{"type": "reasoning", "summary": 5}]},
             "input[0].summary: expected an array, got a number",
         ),
         (
-            {"input": "q", "tools": [{"type": "web_search"}]},
-            "tools[0]: unsupported tool type 'web_search'",
+            {"input": "q", "tools": [{"type": "namespace", "name": "n", "tools": [{"type": 1}]}]},
+            "tools[0].tools[0]: unsupported tool type 1 inside a namespace",
         ),
         (
             {"input": "q", "tools": [{"type": "namespace", "name": "n"}]},

@@ -17,6 +17,7 @@ from hypothesis.errors import NoSuchExample
 from agentfuzz.history import (
     AssistantMessage,
     Case,
+    ForeignItem,
     History,
     Options,
     ReasoningItem,
@@ -245,7 +246,7 @@ def test_generated_cases_are_well_formed(api: str, data: st.DataObject) -> None:
     history = case.history
     assert 1 <= len(history.tools) <= DEFAULT.max_tools
     assert len({t.flat_name for t in history.tools}) == len(history.tools)
-    assert isinstance(history.items[-1], UserMessage | ToolResult)
+    assert isinstance(history.items[-1], UserMessage | ToolResult | ForeignItem)
     assert isinstance(history.items[0], UserMessage | SystemMessage)
     assert sum(isinstance(i, UserMessage) for i in history.items) <= DEFAULT.max_turns
     assert all(len(a.tool_calls) <= DEFAULT.max_parallel_calls for a in assistants(case))

@@ -17,7 +17,14 @@ from agentfuzz.profiles import Profile, ProfileError, load_profile
 from agentfuzz.reduction import reduce_case
 from agentfuzz.strategies import cases
 from agentfuzz.strategies._surface import _FORMS, _form
-from agentfuzz.surface import DEFAULT_DIMENSIONS, DIMENSIONS, PLAIN, applies, used
+from agentfuzz.surface import (
+    DEFAULT_DIMENSIONS,
+    DIMENSIONS,
+    HISTORY_DIMENSIONS,
+    PLAIN,
+    applies,
+    used,
+)
 
 DEFAULT = load_profile("default")
 FIND = settings(database=None, max_examples=2000, suppress_health_check=list(HealthCheck))
@@ -30,7 +37,7 @@ CHECK = settings(database=None, max_examples=60, deadline=None)
         (n, api)
         for n in DEFAULT_DIMENSIONS
         for api in ("chat", "responses")
-        if applies(n, api) and n not in ("malformed", "message_forms")
+        if applies(n, api) and n not in ("malformed", "message_forms", *HISTORY_DIMENSIONS)
     ],
 )
 def test_every_dimension_is_reached_and_shrinks_to_its_field_alone(name: str, api: Api) -> None:
