@@ -97,6 +97,9 @@ class Profile(BaseModel):
     knob_defaults: KnobDefaults = KnobDefaults()
     # The request surface's dimensions a request may use (agentfuzz/surface.py), by swarm.
     surface: tuple[str, ...] = DEFAULT_DIMENSIONS
+    # How many characters of text reach the target's context limit (the long_text dimension
+    # pads the last user message to about this, half of it, or twice it).
+    context_chars: int = Field(default=32768, gt=0)
     # Signature prefixes this target's model produces on its own (e.g. "bad_arguments:schema"
     # where nothing constrains the arguments): judged and recorded, never reported as findings.
     model_signatures: tuple[str, ...] = ()

@@ -16,6 +16,7 @@ from agentfuzz.history import Api, AssistantMessage, Case, ForeignItem, UserMess
 __all__ = [
     "DEFAULT_DIMENSIONS",
     "DIMENSIONS",
+    "FILLER",
     "FORMS",
     "HISTORY_DIMENSIONS",
     "MALFORMED",
@@ -159,6 +160,13 @@ _CATALOGUE = (
         " use, local shell), and a past call to it",
     ),
     Dimension(
+        "long_text",
+        _BOTH,
+        (),
+        "the last user message padded to about the profile's context_chars: half, just under,"
+        " at, just over or twice the limit",
+    ),
+    Dimension(
         "malformed",
         _BOTH,
         (),
@@ -171,11 +179,29 @@ _CATALOGUE = (
         "vLLM's and llama.cpp's extra sampling fields",
         extension=True,
     ),
+    Dimension(
+        "vllm_extensions",
+        _BOTH,
+        (
+            "structured_outputs",
+            "guided_json",
+            "guided_regex",
+            "guided_choice",
+            "chat_template_kwargs",
+        ),
+        "vLLM's structured outputs (and the guided_* fields before them), chat_template_kwargs",
+        extension=True,
+    ),
+    Dimension(
+        "llamacpp_extensions", ("chat",), ("grammar",), "llama.cpp's GBNF grammar", extension=True
+    ),
 )
 
 DIMENSIONS: dict[str, Dimension] = {d.name: d for d in _CATALOGUE}
 # The dimensions drawn onto the history (``strategies._foreign``) rather than as fields.
-HISTORY_DIMENSIONS = ("strict_tools", "custom_tools", "hosted_tools")
+HISTORY_DIMENSIONS = ("strict_tools", "custom_tools", "hosted_tools", "long_text")
+# The sentence ``long_text`` pads a message with, over and over (how ``used`` tells it).
+FILLER = "This sentence is here to make the message long. "
 DEFAULT_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in _CATALOGUE if not d.extension)
 _BY_FIELD = {(api, f): d.name for d in _CATALOGUE for api in d.apis for f in d.fields}
 # The order ``used`` names dimensions in: the older knobs, the catalogue, each way of breaking.
@@ -213,9 +239,11 @@ def _spells(form: str, case: Case) -> bool:
 def _foreign(case: Case) -> set[str]:
     """Rows for the tools that are not functions and the history entries agentfuzz does not
     model: ``custom_tools``, ``hosted_tools:<type>``, and ``…:history`` for a past call."""
+    # Declarations count when they went out: not when the request left its tools out.
+    sent = case.options.include_tools and case.options.fields.get("tools") is None
     found = {
         "custom_tools" if t.get("type") == "custom" else f"hosted_tools:{t.get('type')}"
-        for t in case.history.foreign_tools
+        for t in (case.history.foreign_tools if sent else ())
     }
     for item in case.history.items:
         if isinstance(item, ForeignItem):
@@ -224,6 +252,8 @@ def _foreign(case: Case) -> set[str]:
             found.add("custom_tools:history" if custom else "hosted_tools:history")
     if any(t.strict for t in case.history.tools):
         found.add("strict_tools")
+    if any(isinstance(i, UserMessage) and FILLER in i.text for i in case.history.items):
+        found.add("long_text")
     return found
 
 

@@ -152,9 +152,23 @@ def is_cut(case: Case, obs: Observation) -> bool:
     return is_truncated(obs) or stop_requested(case)
 
 
+# Server extensions that hold the answer to a format of their own (vLLM's, llama.cpp's).
+_CONSTRAINTS = (
+    "structured_outputs",
+    "guided_json",
+    "guided_regex",
+    "guided_choice",
+    "guided_grammar",
+    "grammar",
+)
+
+
 def format_constrained(case: Case) -> bool:
-    """True when the request asked for a response format other than plain text."""
+    """True when the request asked for a response format other than plain text (a response
+    format, or a server's own structured-output field)."""
     fields = case.options.fields
+    if any(fields.get(key) for key in _CONSTRAINTS):
+        return True
     chat = fields.get("response_format")
     text = fields.get("text")
     wanted = [chat, text.get("format") if isinstance(text, dict) else None]

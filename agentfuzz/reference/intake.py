@@ -206,6 +206,18 @@ def _choice(raw: Any, tools: list[ToolSpec] | None, api: Api) -> Choice:
     return Choice("named", _declared(fn.get("name"), tools, "tool_choice"), raw=raw)
 
 
+# The reference model's context: 8192 tokens of four characters each, counted on the texts.
+CONTEXT_CHARS = 32768
+
+
+def _within_context(messages: list[Message]) -> None:
+    size = sum(len(m.content) for m in messages)
+    need(
+        size <= CONTEXT_CHARS,
+        f"the messages hold {size} characters; this model's context holds {CONTEXT_CHARS}",
+    )
+
+
 def parse_chat(body: Any) -> Turn:
     """Read a ``/v1/chat/completions`` body."""
     model, stream = _common(body)
@@ -222,6 +234,7 @@ def parse_chat(body: Any) -> Turn:
             need(isinstance(tool, dict) and tool.get("type") == "function", f"{where}: bad tool")
             tools.append(_function_spec(tool.get("function"), None, where))
     choice = _choice(body.get("tool_choice"), tools, "chat")
+    _within_context(messages)
     return Turn("chat", model, messages, tools, choice, stream, read_knobs(body, "chat", stream))
 
 
@@ -268,6 +281,7 @@ def parse_responses(body: Any) -> Turn:
     tools = _responses_tools(body.get("tools"))
     choice = _choice(body.get("tool_choice"), tools, "responses")
     knobs = read_knobs(body, "responses", stream)
+    _within_context(messages)
     return Turn("responses", model, messages, tools, choice, stream, knobs)
 
 

@@ -1,5 +1,5 @@
-"""The surface dimensions that change the history itself: tools that are not functions, and
-functions declared ``strict``.
+"""The surface dimensions that change the history itself: tools that are not functions,
+functions declared ``strict``, and a message long enough to reach the context limit.
 
 ``custom_tools`` declares a custom tool (free text, or input held to a Lark or regex
 grammar) after the functions, and may add a past call to it and its output at the end of the
@@ -7,8 +7,10 @@ history; ``hosted_tools`` (Responses) declares one of the tools the API runs its
 file search, code interpreter, image generation, MCP, computer use, a local shell) and may
 add a past call to it; ``strict_tools`` marks one function ``strict: true``, its schema
 either made valid for strict mode (every property required, no others allowed) or left as it
-is, which strict mode does not accept. All are written in the case's own wire form
+is, which strict mode does not accept. Those are written in the case's own wire form
 (``History.foreign_tools``, ``ForeignItem``), since no other dialect could carry them.
+``long_text`` pads the last user message toward the profile's ``context_chars``: half of it,
+just under, at, just over, or twice it (the plainest first).
 
 Each is drawn like the rest of the surface (``strategies._surface``): allowed one time in
 four, used one time in two, so left out seven times in eight, and every draw shrinks toward
@@ -21,10 +23,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agentfuzz.history import Api, ForeignItem, History, Item, Tool
+from agentfuzz.history import Api, ForeignItem, History, Item, Tool, UserMessage
 from agentfuzz.profiles import Profile
 from agentfuzz.strategies._histories import _indexes
-from agentfuzz.surface import HISTORY_DIMENSIONS, applies
+from agentfuzz.surface import FILLER, HISTORY_DIMENSIONS, applies
 
 __all__ = ["CUSTOM_NAME", "extend_history", "strict_schema"]
 
@@ -224,6 +226,28 @@ def _hosted(draw: st.DrawFn, history: History) -> History:
     return _extended(history, dict(declared), calls if with_call else ())
 
 
+# How long a padded message is, as a share of the profile's context_chars, plainest first.
+_SHARES = (0.5, 0.9, 1.0, 1.1, 2.0)
+
+
+def _long(draw: st.DrawFn, profile: Profile, history: History) -> History:
+    users = [i for i, item in enumerate(history.items) if isinstance(item, UserMessage)]
+    if not users:
+        return history
+    share = _SHARES[draw(_indexes(len(_SHARES)))]
+    at = users[-1]
+    last = history.items[at]
+    assert isinstance(last, UserMessage)
+    # The padding first, the request itself last, where a model reads it.
+    size = int(profile.context_chars * share)
+    padded = last.model_copy(
+        update={"text": (FILLER * (size // len(FILLER) + 1))[:size] + last.text}
+    )
+    return history.model_copy(
+        update={"items": (*history.items[:at], padded, *history.items[at + 1 :])}
+    )
+
+
 # One dimension in four is allowed, as on the rest of the surface.
 _ALLOWED = st.integers(0, 3)
 
@@ -241,6 +265,8 @@ def extend_history(
             history = _strict(draw, history)
         elif name == "custom_tools":
             history = _custom(draw, api, history)
-        else:
+        elif name == "long_text":
+            history = _long(draw, profile, history)
+        elif name == "hosted_tools":
             history = _hosted(draw, history)
     return history

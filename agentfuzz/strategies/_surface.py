@@ -130,6 +130,31 @@ def _sampler() -> SearchStrategy[Fields]:
     return _one_of({"top_k": 1}, {"top_k": 40}, {"min_p": 0.1}, {"repetition_penalty": 1.2})
 
 
+def _vllm() -> SearchStrategy[Fields]:
+    # Structured outputs as vLLM names them now, then the guided_* fields it took before.
+    return _one_of(
+        {"structured_outputs": {"json": _SCHEMA}},
+        {"structured_outputs": {"regex": "[a-z]{1,8}"}},
+        {"structured_outputs": {"choice": ["yes", "no"]}},
+        {"chat_template_kwargs": {"enable_thinking": False}},
+        {"chat_template_kwargs": {}},
+        {"guided_json": _SCHEMA},
+        {"guided_regex": "[a-z]{1,8}"},
+        {"guided_choice": ["yes", "no"]},
+    )
+
+
+def _grammar() -> SearchStrategy[Fields]:
+    return _one_of(
+        {"grammar": 'root ::= "yes" | "no"'},
+        {
+            "grammar": 'root ::= "{" ws ""answer":" ws string ws "}"\nws ::= " "?\n'
+            'string ::= """ [a-z ]* """'
+        },
+        {"grammar": "root ::= ("},  # no grammar at all: a JSON 4xx is the answer
+    )
+
+
 def value_of(name: str, api: Api, large: tuple[int, ...] = ()) -> SearchStrategy[Fields]:
     """The wire fields dimension ``name`` adds to an ``api`` request, plainest first
     (``large``: the budgets above 64 tokens the profile allows)."""
@@ -183,7 +208,14 @@ def _value_of(name: str, api: Api, large: tuple[int, ...]) -> SearchStrategy[Fie
     if name == "message_forms" or name in HISTORY_DIMENSIONS:
         # No top-level field: the forms are Options.forms, the rest is in the history.
         return st.just({})
-    return {"stop": _stop, "penalties": _penalties, "sampler_extensions": _sampler}[name]()
+    others = {
+        "stop": _stop,
+        "penalties": _penalties,
+        "sampler_extensions": _sampler,
+        "vllm_extensions": _vllm,
+        "llamacpp_extensions": _grammar,
+    }
+    return others[name]()
 
 
 # A function no request ever declares: forcing it is a request any server must refuse.

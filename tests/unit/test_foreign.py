@@ -1,6 +1,7 @@
-"""Tools that are not functions (custom, hosted) and strict functions: drawn onto the history,
-sent in each api's wire form, read back from captured bodies, reduced away, and never
-mistaken for an empty or wrong answer when a server calls one."""
+"""The dimensions drawn onto the history. Tools that are not functions (custom, hosted) and
+strict functions: sent in each api's wire form, read back from captured bodies, reduced away,
+and never mistaken for an empty or wrong answer when a server calls one. A message long enough
+to reach the context limit."""
 
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ from agentfuzz.oracles._common import Forced, forced
 from agentfuzz.profiles import load_profile
 from agentfuzz.reduction import candidates, reduce_case
 from agentfuzz.reference import create_app
+from agentfuzz.reference.intake import CONTEXT_CHARS
 from agentfuzz.strategies import cases
 from agentfuzz.strategies._foreign import CUSTOM_NAME, strict_schema
-from agentfuzz.surface import used
+from agentfuzz.surface import FILLER, used
 
 DEFAULT = load_profile("default")
 FIND = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck))
@@ -308,3 +310,39 @@ def test_the_reference_server_refuses_them_with_a_json_400(api: Api) -> None:
         case = Case(history=history.model_copy(update={"foreign_tools": (declared,)}), api=api)
         answer = client.post(path, json=build_request(case, "m")[1])
         assert answer.status_code == 400 and answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_long_text_shrinks_to_half_the_context_before_the_request(api: Api) -> None:
+    case = _found(api, "long_text")
+    assert used(case) == ("long_text",)
+    (message,) = [i for i in case.history.items if isinstance(i, UserMessage)]
+    half = DEFAULT.context_chars // 2
+    assert message.text.startswith(FILLER) and len(message.text) > half
+    # The request itself stays last, where the model reads it.
+    assert not message.text[half:].startswith(FILLER[:10])
+
+
+@pytest.mark.parametrize(("share", "status"), [(0.9, 200), (1.1, 400)])
+def test_the_reference_server_takes_what_its_context_holds_and_refuses_the_rest(
+    share: float, status: int
+) -> None:
+    client = TestClient(create_app("fixed"))
+    text = (FILLER * 2000)[: int(CONTEXT_CHARS * share)]
+    body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+    answer = client.post("/v1/chat/completions", json=body)
+    assert answer.status_code == status
+    if status == 400:
+        assert "context holds" in answer.json()["error"]["message"]
+
+
+def test_a_foreign_tool_counts_only_when_the_request_sent_its_tools() -> None:
+    history = History(
+        tools=(WEATHER,), items=(UserMessage(text="hi"),), foreign_tools=(_custom_declared("chat"),)
+    )
+    assert used(Case(history=history)) == ("custom_tools",)
+    omitted = Case(history=history, options=Options(include_tools=False))
+    assert "tools" not in build_request(omitted, "m")[1]
+    assert used(omitted) == ("tools_omitted",)
+    emptied = Case(history=history, options=Options(fields={"tools": []}))
+    assert "custom_tools" not in used(emptied)

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from agentfuzz.dialects import build_request, parse_request
 from agentfuzz.history import Api, Case, History, Options, Tool, UserMessage
+from agentfuzz.observation import Exchange, Observation
+from agentfuzz.oracles import check
 from agentfuzz.oracles._common import Forced, forced
 from agentfuzz.profiles import Profile, ProfileError, load_profile
 from agentfuzz.reduction import reduce_case
@@ -94,7 +96,8 @@ def test_used_names_dimensions_and_captured_fields() -> None:
         "response_format",
     )
     # A field no dimension names counts under its own name.
-    assert used(_case(chat_template_kwargs={"x": 1})) == ("chat_template_kwargs",)
+    assert used(_case(response_modalities=["text"])) == ("response_modalities",)
+    assert used(_case(chat_template_kwargs={"x": 1})) == ("vllm_extensions",)
     assert used(_case(stream=True)) == ("stream",)
 
 
@@ -210,3 +213,47 @@ def test_a_captured_tool_choice_the_knob_cannot_hold_stays_a_field() -> None:
     case = parse_request(body)
     assert case.options.tool_choice is None and case.options.fields["tool_choice"] == allowed
     assert build_request(case, "m")[1]["tool_choice"] == allowed
+
+
+EXTENSIONS = Profile(surface=["sampler_extensions", "vllm_extensions", "llamacpp_extensions"])
+
+
+@pytest.mark.parametrize(
+    ("name", "api"),
+    [
+        ("vllm_extensions", "chat"),
+        ("vllm_extensions", "responses"),
+        ("llamacpp_extensions", "chat"),
+    ],
+)
+def test_a_server_extension_is_reached_only_where_a_profile_names_it(name: str, api: Api) -> None:
+    assert name not in DEFAULT_DIMENSIONS and DIMENSIONS[name].extension
+    found = find(cases(EXTENSIONS, api, False), lambda c: name in used(c), settings=FIND)
+    assert set(used(found)) == {name}
+    assert set(found.options.fields) <= set(DIMENSIONS[name].fields)
+
+
+def test_llamacpp_grammar_is_chat_only() -> None:
+    assert not applies("llamacpp_extensions", "responses")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"structured_outputs": {"choice": ["yes", "no"]}},
+        {"guided_json": {"type": "object"}},
+        {"grammar": 'root ::= "yes"'},
+    ],
+)
+def test_a_structured_output_field_holds_the_answer_so_tool_choice_is_not_judged(
+    fields: dict[str, object],
+) -> None:
+    history = History(tools=(Tool(name="get_weather"),), items=(UserMessage(text="hi"),))
+    case = Case(history=history, options=Options(tool_choice="required", fields=fields))
+    exchange = Exchange(
+        url="http://127.0.0.1:1/v1/chat/completions", request={}, stream=False, status=200
+    )
+    answer = Observation(exchange=exchange, text="yes", finish_reason="stop")
+    assert check(case, answer, only=["tool_choice"]) == []
+    plain = case.model_copy(update={"options": Options(tool_choice="required")})
+    assert check(plain, answer, only=["tool_choice"]) != []
