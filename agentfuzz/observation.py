@@ -131,8 +131,9 @@ class Observation:
     # The Responses reasoning item's id, as the final answer gives it (a session echoes it).
     reasoning_id: str | None = None
     # Output agentfuzz does not model, by type: a custom tool's call (chat ``custom``,
-    # Responses ``custom_tool_call``), a hosted tool's (``web_search_call``…). Not in
-    # ``tool_calls``: their input is not JSON arguments, and no function declared them.
+    # Responses ``custom_tool_call``), a hosted tool's (``web_search_call``…), a chat legacy
+    # ``function_call``. Not in ``tool_calls``: their input is not JSON arguments, no
+    # function declared them, or (legacy) they have no id to judge.
     others: tuple[str, ...] = ()
     # Proxy mode: what the backend received while this request was in flight (None otherwise).
     backend: tuple[BackendRequest, ...] | None = None

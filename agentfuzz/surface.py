@@ -160,6 +160,13 @@ _CATALOGUE = (
         " use, local shell), and a past call to it",
     ),
     Dimension(
+        "legacy_functions",
+        ("chat",),
+        ("functions", "function_call"),
+        "the declared tools again as legacy functions, a legacy function_call, and maybe a past"
+        " legacy call and its role: function result",
+    ),
+    Dimension(
         "long_text",
         _BOTH,
         (),
@@ -199,7 +206,13 @@ _CATALOGUE = (
 
 DIMENSIONS: dict[str, Dimension] = {d.name: d for d in _CATALOGUE}
 # The dimensions drawn onto the history (``strategies._foreign``) rather than as fields.
-HISTORY_DIMENSIONS = ("strict_tools", "custom_tools", "hosted_tools", "long_text")
+HISTORY_DIMENSIONS = (
+    "strict_tools",
+    "custom_tools",
+    "hosted_tools",
+    "legacy_functions",
+    "long_text",
+)
 # The sentence ``long_text`` pads a message with, over and over (how ``used`` tells it).
 FILLER = "This sentence is here to make the message long. "
 DEFAULT_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in _CATALOGUE if not d.extension)
@@ -213,6 +226,7 @@ _ORDER = (
     *(f"message_forms:{form}" for form in dict.fromkeys(FORMS["chat"] + FORMS["responses"])),
     "custom_tools:history",
     "hosted_tools:history",
+    "legacy_functions:history",
     *(f"malformed:{kind}" for kind in MALFORMED),
 )
 
@@ -247,9 +261,14 @@ def _foreign(case: Case) -> set[str]:
     }
     for item in case.history.items:
         if isinstance(item, ForeignItem):
-            kind = str(item.body.get("type") or item.body.get("role"))
-            custom = kind.startswith("custom") or kind in ("assistant", "tool")
-            found.add("custom_tools:history" if custom else "hosted_tools:history")
+            body = item.body
+            kind = str(body.get("type") or body.get("role"))
+            if "function_call" in body or kind == "function":
+                found.add("legacy_functions:history")
+            elif kind.startswith("custom") or kind in ("assistant", "tool"):
+                found.add("custom_tools:history")
+            else:
+                found.add("hosted_tools:history")
     if any(t.strict for t in case.history.tools):
         found.add("strict_tools")
     if any(isinstance(i, UserMessage) and FILLER in i.text for i in case.history.items):

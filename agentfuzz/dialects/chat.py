@@ -170,6 +170,8 @@ def _from_completion(body: Any) -> dict[str, Any]:
                 arguments=_args_of(fn.get("arguments")),
             )
         )
+    if isinstance(message.get("function_call"), dict):
+        others.append("function_call")  # the legacy form: one call, no id
     return {
         "text": _text_of(message.get("content")),
         "reasoning": _reasoning_of(message),
@@ -201,6 +203,8 @@ class _Accumulator:
     chunk_ids: list[str] = field(default_factory=list)
     stream_indexes: list[int | None] = field(default_factory=list)
     finish_reason: str | None = None
+    # A legacy ``function_call`` came in the deltas.
+    legacy: bool = False
 
     def feed(self, chunk: dict[str, Any]) -> None:
         chunk_id = as_str(chunk.get("id"))
@@ -216,6 +220,8 @@ class _Accumulator:
             self.reasoning.append(_reasoning_of(delta))
             for call in as_list(delta.get("tool_calls")):
                 self._feed_call(as_dict(call))
+            if isinstance(delta.get("function_call"), dict):
+                self.legacy = True
             finish = as_str(choice.get("finish_reason"))
             if finish is not None:
                 self.finish_reason = finish
@@ -254,7 +260,8 @@ class _Accumulator:
         )
 
     def others(self) -> tuple[str, ...]:
-        return tuple(s.foreign for s in self.slots.values() if s.foreign is not None)
+        foreign = tuple(s.foreign for s in self.slots.values() if s.foreign is not None)
+        return (*foreign, *(("function_call",) if self.legacy else ()))
 
 
 def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:

@@ -79,7 +79,10 @@ def _chat_call(raw: Any, at: str) -> ToolCall:
 
 
 def _foreign_calls(msg: dict[str, Any]) -> bool:
-    """Whether a chat assistant message calls a tool that is not a function (a custom one)."""
+    """Whether a chat assistant message calls a tool that is not a function (a custom one), or
+    makes a legacy ``function_call``."""
+    if msg.get("function_call") is not None:
+        return True
     calls = msg.get("tool_calls")
     return isinstance(calls, list) and any(
         isinstance(c, dict) and c.get("type", "function") != "function" for c in calls
@@ -95,8 +98,8 @@ def _chat_items(messages: list[Any], where: str) -> list[Item]:
         if role == "tool":
             output = _f.text(content, f"{at}.content")
             items.append(ToolResult(call_id=_f.str_(msg, "tool_call_id", at, ""), output=output))
-        elif role == "assistant" and _foreign_calls(msg):
-            items.append(ForeignItem(body=msg))  # a custom tool call: kept as it came
+        elif role == "function" or (role == "assistant" and _foreign_calls(msg)):
+            items.append(ForeignItem(body=msg))  # a custom or legacy call, kept as it came
         elif role == "assistant":
             key = "reasoning_content" if msg.get("reasoning_content") is not None else "reasoning"
             calls = _f.want(_f.get(msg, "tool_calls", []), list, f"{at}.tool_calls")

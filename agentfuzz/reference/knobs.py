@@ -130,6 +130,8 @@ def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
         _number(body, key, -2.0, 2.0)
     for key, low, high in (("top_k", -1, 1 << 20), ("min_p", 0, 1), ("repetition_penalty", 0, 10)):
         _number(body, key, low, high)
+    for key in ("functions", "function_call"):
+        need(key not in body, f"{key} is the legacy form of tools, which this server does not take")
     _kind(body, "user", str, "a string")
     _kind(body, "store", bool, "a boolean")
     truncation = body.get("truncation")

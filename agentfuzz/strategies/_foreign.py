@@ -9,7 +9,9 @@ add a past call to it; ``strict_tools`` marks one function ``strict: true``, its
 either made valid for strict mode (every property required, no others allowed) or left as it
 is, which strict mode does not accept. Those are written in the case's own wire form
 (``History.foreign_tools``, ``ForeignItem``), since no other dialect could carry them.
-``long_text`` pads the last user message toward the profile's ``context_chars``: half of it,
+``legacy_functions`` (chat) declares the tools again the way the API did before ``tools``
+(``functions``, ``function_call``), maybe with a past legacy call and its ``role: function``
+result. ``long_text`` pads the last user message toward the profile's ``context_chars``: half of it,
 just under, at, just over, or twice it (the plainest first).
 
 Each is drawn like the rest of the surface (``strategies._surface``): allowed one time in
@@ -226,6 +228,29 @@ def _hosted(draw: st.DrawFn, history: History) -> History:
     return _extended(history, dict(declared), calls if with_call else ())
 
 
+def _legacy(draw: st.DrawFn, history: History) -> tuple[History, Wire]:
+    """The tools declared again as legacy ``functions``, with a ``function_call`` or not, and
+    maybe a past legacy call to the first one and its ``role: function`` result."""
+    if not history.tools:
+        return history, {}
+    functions = [
+        {"name": t.flat_name, "description": t.description, "parameters": t.parameters}
+        for t in history.tools
+    ]
+    name = history.tools[0].flat_name
+    choices: tuple[Wire, ...] = ({}, {"function_call": "auto"}, {"function_call": "none"})
+    choices += ({"function_call": {"name": name}},)
+    fields = {"functions": functions, **choices[draw(_indexes(len(choices)))]}
+    if not draw(st.booleans()):
+        return history, fields
+    past = (
+        {"role": "assistant", "content": None, "function_call": {"name": name, "arguments": "{}"}},
+        {"role": "function", "name": name, "content": '{"ok": true}'},
+    )
+    items = (*history.items, *(ForeignItem(body=b) for b in past))
+    return history.model_copy(update={"items": items}), fields
+
+
 # How long a padded message is, as a share of the profile's context_chars, plainest first.
 _SHARES = (0.5, 0.9, 1.0, 1.1, 2.0)
 
@@ -254,10 +279,12 @@ _ALLOWED = st.integers(0, 3)
 
 def extend_history(
     draw: st.DrawFn, profile: Profile, api: Api, stream: bool, history: History
-) -> History:
+) -> tuple[History, Wire]:
     """``history`` with the profile's history dimensions drawn onto it (each left out seven
-    times in eight); shrinks toward ``history`` unchanged."""
+    times in eight), and the top-level fields they add (legacy ``functions``); shrinks toward
+    ``history`` unchanged and no field."""
     names = [n for n in HISTORY_DIMENSIONS if n in profile.surface and applies(n, api, stream)]
+    fields: Wire = {}
     for name in names:
         if draw(_ALLOWED) != 3 or not draw(st.booleans()):
             continue
@@ -269,4 +296,6 @@ def extend_history(
             history = _long(draw, profile, history)
         elif name == "hosted_tools":
             history = _hosted(draw, history)
-    return history
+        elif name == "legacy_functions":
+            history, fields = _legacy(draw, history)
+    return history, fields

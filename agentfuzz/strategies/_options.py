@@ -94,8 +94,10 @@ def options(
 def _cases(
     draw: st.DrawFn, profile: Profile, api: Api, stream: bool, drawn: SearchStrategy[History]
 ) -> Case:
-    history = extend_history(draw, profile, api, stream, draw(drawn))
+    history, fields = extend_history(draw, profile, api, stream, draw(drawn))
     options = _draw_options(draw, profile, history.tools, api, stream)
+    if fields:
+        options = options.model_copy(update={"fields": fields | options.fields})
     return Case(history=history, options=options, api=api, stream=stream)
 
 

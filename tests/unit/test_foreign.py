@@ -346,3 +346,34 @@ def test_a_foreign_tool_counts_only_when_the_request_sent_its_tools() -> None:
     assert used(omitted) == ("tools_omitted",)
     emptied = Case(history=history, options=Options(fields={"tools": []}))
     assert "custom_tools" not in used(emptied)
+
+
+def test_legacy_functions_shrink_to_the_tools_declared_again_and_come_back() -> None:
+    case = _found("chat", "legacy_functions")
+    assert used(case) == ("legacy_functions",)
+    assert case.options.fields == {
+        "functions": [
+            {"name": t.flat_name, "description": t.description, "parameters": t.parameters}
+            for t in case.history.tools
+        ]
+    }
+    past = _found("chat", "legacy_functions:history")
+    _, body = build_request(past, "m")
+    call, result = body["messages"][-2:]
+    assert call["function_call"]["name"] == result["name"] and result["role"] == "function"
+    assert build_request(parse_request(body), "m")[1] == body
+    client = TestClient(create_app("fixed"))
+    refused = client.post("/v1/chat/completions", json=body)
+    assert refused.status_code == 400 and refused.json()["error"]["message"]
+
+
+def test_a_legacy_function_call_in_an_answer_is_an_answer() -> None:
+    legacy = {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": ""}}
+    body = _CHAT | {"choices": [{"index": 0, "finish_reason": "function_call", "message": legacy}]}
+    chunk = _CHUNK | {"choices": [{"index": 0, "delta": {"function_call": {"name": "f"}}}]}
+    streamed = (SSEEvent(None, json.dumps(chunk)), SSEEvent(None, json.dumps(_END)))
+    for exchange in (_exchange("chat", body), _exchange("chat", events=streamed)):
+        obs = assemble(exchange)
+        assert obs.tool_calls == () and obs.others == ("function_call",)
+        case = Case(history=History(tools=(WEATHER,), items=(UserMessage(text="hi"),)))
+        assert check(case, obs, only=["empty_turn"]) == []
