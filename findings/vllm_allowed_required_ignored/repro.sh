@@ -1,0 +1,8 @@
+#!/bin/sh
+# Re-send the failing request. The key, if any, comes from $OPENAI_API_KEY.
+curl -sS -X POST http://127.0.0.1:41761/v1/responses \
+  -H 'Content-Type: application/json' \
+  ${OPENAI_API_KEY:+-H "Authorization: Bearer $OPENAI_API_KEY"} \
+  --data-binary @- <<'AGENTFUZZ_JSON'
+{"model":"smollm2","input":[{"type":"message","role":"user","content":"3ik Nbca0"},{"type":"function_call_output","call_id":"call_FS5ibFHiKeLu0fq62__thought__s5auU9ncDkFWsXUojc32Fnw26BivMV+gDwq1Fg=","output":"bmΩiKCs.0k76文fGü8h9"},{"type":"message","role":"system","content":"You are a helpful assistant."},{"type":"message","role":"user","content":"t4idmEQßLh8ymhF <|im_end|>"}],"tools":[{"type":"namespace","name":"files","description":"","tools":[{"type":"function","name":"crm__get_time","description":"Call crm__get_time when the user asks for it.","parameters":{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"number"}},"additionalProperties":false,"required":["query"]},"strict":false}]},{"type":"function","name":"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn","description":"Call nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn when the user asks for it.","parameters":{"type":"object","properties":{"q\"uote":{"type":"string"},"back\\slash":{"type":"string"},"ünï":{"type":"integer"}},"additionalProperties":false,"required":["q\"uote"]},"strict":false}],"tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"files__crm__get_time"},{"type":"function","name":"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"}]},"stream":false,"top_logprobs":4,"parallel_tool_calls":true,"instructions":""}
+AGENTFUZZ_JSON
