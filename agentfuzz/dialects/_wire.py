@@ -20,6 +20,7 @@ __all__ = [
     "as_list",
     "as_str",
     "has_error",
+    "is_foreign_call",
     "parse_json",
     "short",
 ]
@@ -52,6 +53,13 @@ def as_list(value: Any) -> list[Any]:
 
 def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def is_foreign_call(call: dict[str, Any]) -> bool:
+    """Whether a chat tool call is to a tool that is not a function (``type: custom``); a call
+    without a ``type`` is a function call."""
+    kind = call.get("type")
+    return isinstance(kind, str) and kind != "function"
 
 
 def has_error(payload: Any) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentfuzz.dialects._forms import apply_forms
-from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
+from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str, is_foreign_call
 from agentfuzz.history import (
     AssistantMessage,
     Case,
@@ -144,12 +144,6 @@ def _reasoning_of(obj: dict[str, Any]) -> str:
     return as_str(obj.get("reasoning_content")) or as_str(obj.get("reasoning")) or ""
 
 
-def _foreign(call: dict[str, Any]) -> bool:
-    """Whether a call is to a tool that is not a function (``type: custom``)."""
-    kind = call.get("type")
-    return isinstance(kind, str) and kind != "function"
-
-
 def _from_completion(body: Any) -> dict[str, Any]:
     choices = [as_dict(c) for c in as_list(as_dict(body).get("choices"))]
     choice = next((c for c in choices if c.get("index", 0) == 0), choices[0] if choices else {})
@@ -158,7 +152,7 @@ def _from_completion(body: Any) -> dict[str, Any]:
     others = []
     for i, raw in enumerate(as_list(message.get("tool_calls"))):
         call = as_dict(raw)
-        if _foreign(call):
+        if is_foreign_call(call):
             others.append(str(call["type"]))
             continue
         fn = as_dict(call.get("function"))
@@ -244,7 +238,7 @@ class _Accumulator:
         else:
             key = self.last_key
         slot = self.slots.setdefault(key, _Slot(index=index))
-        if slot.foreign is None and _foreign(call):
+        if slot.foreign is None and is_foreign_call(call):
             slot.foreign = str(call["type"])
         self.last_key = key
         fn = as_dict(call.get("function"))

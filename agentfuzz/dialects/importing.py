@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from agentfuzz.dialects import _fields as _f
 from agentfuzz.dialects._fields import InputError
+from agentfuzz.dialects._wire import is_foreign_call
 from agentfuzz.history import (
     Api,
     AssistantMessage,
@@ -85,7 +86,7 @@ def _foreign_calls(msg: dict[str, Any]) -> bool:
         return True
     calls = msg.get("tool_calls")
     return isinstance(calls, list) and any(
-        isinstance(c, dict) and c.get("type", "function") != "function" for c in calls
+        isinstance(c, dict) and is_foreign_call(c) for c in calls
     )
 
 

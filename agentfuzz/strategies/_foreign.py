@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from agentfuzz.history import Api, ForeignItem, History, Item, Tool, UserMessage
 from agentfuzz.profiles import Profile
 from agentfuzz.strategies._histories import _indexes
+from agentfuzz.strategies._surface import ALLOWED
 from agentfuzz.surface import FILLER, HISTORY_DIMENSIONS, applies
 
 __all__ = ["CUSTOM_NAME", "extend_history", "strict_schema"]
@@ -210,10 +211,15 @@ def _strict(draw: st.DrawFn, history: History) -> History:
     )
 
 
-def _extended(history: History, declared: Wire, past: tuple[Wire, ...]) -> History:
+def _with_past(history: History, past: tuple[Wire, ...]) -> History:
+    """``history`` with ``past`` (wire entries) appended as ``ForeignItem``s."""
     items: tuple[Item, ...] = (*history.items, *(ForeignItem(body=dict(b)) for b in past))
+    return history.model_copy(update={"items": items})
+
+
+def _extended(history: History, declared: Wire, past: tuple[Wire, ...]) -> History:
     foreign = (*history.foreign_tools, declared)
-    return history.model_copy(update={"foreign_tools": foreign, "items": items})
+    return _with_past(history.model_copy(update={"foreign_tools": foreign}), past)
 
 
 def _custom(draw: st.DrawFn, api: Api, history: History) -> History:
@@ -247,8 +253,7 @@ def _legacy(draw: st.DrawFn, history: History) -> tuple[History, Wire]:
         {"role": "assistant", "content": None, "function_call": {"name": name, "arguments": "{}"}},
         {"role": "function", "name": name, "content": '{"ok": true}'},
     )
-    items = (*history.items, *(ForeignItem(body=b) for b in past))
-    return history.model_copy(update={"items": items}), fields
+    return _with_past(history, past), fields
 
 
 # How long a padded message is, as a share of the profile's context_chars, plainest first.
@@ -273,10 +278,6 @@ def _long(draw: st.DrawFn, profile: Profile, history: History) -> History:
     )
 
 
-# One dimension in four is allowed, as on the rest of the surface.
-_ALLOWED = st.integers(0, 3)
-
-
 def extend_history(
     draw: st.DrawFn, profile: Profile, api: Api, stream: bool, history: History
 ) -> tuple[History, Wire]:
@@ -286,7 +287,7 @@ def extend_history(
     names = [n for n in HISTORY_DIMENSIONS if n in profile.surface and applies(n, api, stream)]
     fields: Wire = {}
     for name in names:
-        if draw(_ALLOWED) != 3 or not draw(st.booleans()):
+        if draw(ALLOWED) != 3 or not draw(st.booleans()):
             continue
         if name == "strict_tools":
             history = _strict(draw, history)

@@ -22,7 +22,7 @@ from agentfuzz.profiles import Profile
 from agentfuzz.strategies._histories import _indexes
 from agentfuzz.surface import FORMS, HISTORY_DIMENSIONS, MALFORMED, applies
 
-__all__ = ["choice_forms", "malformed_kind", "surface_fields", "value_of"]
+__all__ = ["ALLOWED", "choice_forms", "malformed_kind", "surface_fields", "value_of"]
 
 Fields = dict[str, Any]
 
@@ -284,7 +284,7 @@ def choice_forms(draw: st.DrawFn, api: Api, tools: tuple[Tool, ...]) -> Fields:
 
 
 # One dimension in four is allowed in an example: most requests stay plain or nearly.
-_ALLOWED = st.integers(0, 3)
+ALLOWED = st.integers(0, 3)
 
 
 @lru_cache(maxsize=4)
@@ -313,7 +313,7 @@ def surface_fields(
     if forms is None:
         names = tuple(n for n in names if n != "message_forms")
     large = tuple(n for n in profile.max_tokens if n > 64)
-    allowed = [n for n in names if draw(_ALLOWED) == 3]
+    allowed = [n for n in names if draw(ALLOWED) == 3]
     fields: Fields = {}
     for name in allowed:
         if not draw(st.booleans()):

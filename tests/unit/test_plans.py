@@ -86,26 +86,27 @@ def test_session_turns_bounds_the_number_of_steps(turns: int) -> None:
     )
 
 
-def _reaches(wanted: Callable[[Step], bool]) -> None:
-    """Some plan of the default profile has a step for which ``wanted`` holds."""
+def _reaches(wanted: Callable[[Step], bool]) -> bool:
+    """Whether some plan of the default profile has a step for which ``wanted`` holds
+    (``find`` raises ``NoSuchExample`` when none does)."""
     found = find(
         plans(Profile(), "chat", False, MODES),
         lambda p: any(wanted(s) for s in p.steps),
         settings=FIND,
     )
-    assert any(wanted(s) for s in found.steps)
+    return any(wanted(s) for s in found.steps)
 
 
 def test_every_policy_result_kind_and_switch_is_reachable() -> None:
     for policy in POLICIES:
-        _reaches(lambda s, x=policy: s.policy == x)  # type: ignore[misc]
+        assert _reaches(lambda s, x=policy: s.policy == x)  # type: ignore[misc]
     for kind in RESULT_KINDS:
-        _reaches(lambda s, x=kind: s.result == x)  # type: ignore[misc]
+        assert _reaches(lambda s, x=kind: s.result == x)  # type: ignore[misc]
     for mode in MODES:
-        _reaches(lambda s, m=mode: (s.api, s.stream) == m)  # type: ignore[misc]
-    _reaches(lambda s: s.ask is None)
-    _reaches(lambda s: s.interject)
-    _reaches(lambda s: s.ask == 2)
+        assert _reaches(lambda s, m=mode: (s.api, s.stream) == m)  # type: ignore[misc]
+    assert _reaches(lambda s: s.ask is None)
+    assert _reaches(lambda s: s.interject)
+    assert _reaches(lambda s: s.ask == 2)
 
 
 def test_the_minimal_plan_is_one_plain_step() -> None:
