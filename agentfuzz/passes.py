@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,14 @@ from typing import Any
 from hypothesis import HealthCheck, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Flaky
+from hypothesis.errors import Flaky, HypothesisWarning
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.observation import Violation
+
+# A history holding a long text makes Hypothesis warn that building its repr is costly; a
+# campaign never prints that repr, so the warning is noise on a user's terminal.
+warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
 
 __all__ = [
     "Diverged",
