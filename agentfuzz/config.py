@@ -3,6 +3,7 @@ pydantic (the API key and the proxy's live backend log never are), read back the
 
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,7 +12,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentfuzz.history import Api
 from agentfuzz.profiles import Profile
 
-__all__ = ["ALL_MODES", "FuzzConfig", "Kind", "Mode", "ShardSpec", "label", "slug"]
+__all__ = [
+    "ALL_MODES",
+    "FuzzConfig",
+    "Kind",
+    "Mode",
+    "ShardSpec",
+    "found_by",
+    "label",
+    "slug",
+    "version",
+]
 
 Mode = tuple[Api, bool]
 ALL_MODES: tuple[Mode, ...] = (
@@ -71,6 +82,8 @@ class FuzzConfig(BaseModel):
     backend: Any = Field(default=None, exclude=True)
     # Send every request a second time with ``stream`` flipped, for stream_divergence (2x cost).
     differential: bool = False
+    # The command that started the run, secrets taken out: what each bundle's found_by names.
+    command: str | None = None
 
 
 class ShardSpec(BaseModel):
@@ -80,3 +93,22 @@ class ShardSpec(BaseModel):
     config: FuzzConfig
     workers: int
     groups: list[list[int]]
+
+
+def version() -> str:
+    """The installed agentfuzz's version, as its package metadata says."""
+    try:
+        return metadata.version("agentfuzz")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def found_by(config: FuzzConfig) -> dict[str, Any]:
+    """What a bundle records of the run that found it, so anyone can run it again: the command,
+    the seed this run (or ``--workers`` shard) drew from, the fuzz profile and the version."""
+    return {
+        "command": config.command,
+        "seed": config.seed,
+        "profile": config.profile.name,
+        "agentfuzz": version(),
+    }

@@ -22,7 +22,7 @@ from typing import Any
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.cassette_codec import Recorded, record_example
-from agentfuzz.config import FuzzConfig, Kind, Mode, label, slug
+from agentfuzz.config import FuzzConfig, Kind, Mode, found_by, label, slug
 from agentfuzz.findings import Finding, FindingStore, Report, TurnTable
 from agentfuzz.history import Case
 from agentfuzz.judge import Judge, Verdict, same_failure
@@ -344,7 +344,7 @@ def run(
         config.profile.knob_defaults,
         config.backend,
     )
-    store = FindingStore(config.out)
+    store = FindingStore(config.out, found_by(config))
     deadline = None if config.max_time is None else started + config.max_time
     meter = Meter(store, progress, stop, deadline, clock=lambda: _clock())
     fuzz = _Run(config, target, store, meter)

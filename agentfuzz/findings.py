@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
@@ -130,8 +131,8 @@ class Report:
 class FindingStore:
     """Keeps the best example per distinct failure and writes its bundle as it improves."""
 
-    def __init__(self, out: Path) -> None:
-        self.out = out
+    def __init__(self, out: Path, found_by: dict[str, Any] | None = None) -> None:
+        self.out, self.found_by = out, found_by
         self.by_key: dict[tuple[str, str], Finding] = {}
         # The failure whose repro last got smaller, and its size then: what shrinking is doing.
         self.shrinking: tuple[str, int] | None = None
@@ -177,5 +178,6 @@ class FindingStore:
             reproduced=finding.reproduced,
             transcript=finding.transcript,
             observation=finding.observation,
+            found_by=self.found_by,
         )
         return write_bundle(self.out, repro)

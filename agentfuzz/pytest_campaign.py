@@ -114,6 +114,8 @@ class CampaignRunner:
                 "trials": trials,
                 "api_key": os.environ.get("OPENAI_API_KEY"),
                 "timeout": _TIMEOUT,
+                # The test that ran the campaign is how it is run again.
+                "command": shlex.join(["pytest", self.item.nodeid]),
             }
             config = FuzzConfig(**fields)
             if config.cassette is not None and config.record_mode == "all":

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentfuzz.config import version
 from agentfuzz.dialects import InputError, parse_text
 from agentfuzz.history import Case
 from agentfuzz.judge import Judge, Verdict, any_of
@@ -31,6 +32,7 @@ __all__ = [
     "Reduction",
     "captured_cases",
     "confirm",
+    "found_by_after",
     "reduce_input",
     "write_reduction",
 ]
@@ -40,6 +42,21 @@ def captured_cases(text: str) -> list[Case]:
     """The cases a captured input holds (see the module's first line for what it may be);
     ``InputError`` (one line) for anything else."""
     return parse_text(text)
+
+
+def found_by_after(text: str, command: str) -> dict[str, Any]:
+    """The ``found_by`` of a reduced bundle: the campaign that found the input (when it is a
+    bundle's ``repro.json`` that says so; ``command: null`` for a capture no campaign found)
+    and the ``reduce`` step that cut it down."""
+    earlier: Any = None
+    try:
+        doc = json.loads(text)
+    except ValueError:  # a JSONL session: not a bundle
+        doc = None
+    if isinstance(doc, dict):
+        earlier = doc.get("found_by")
+    base = dict(earlier) if isinstance(earlier, dict) else {"command": None}
+    return base | {"reduce": {"command": command, "agentfuzz": version()}}
 
 
 class NothingToReduce(Exception):
@@ -184,7 +201,9 @@ def _seeded(case: Case) -> Case:
     return case.model_copy(update={"options": options})
 
 
-def write_reduction(out: Path, reduction: Reduction, source: str) -> Path:
+def write_reduction(
+    out: Path, reduction: Reduction, source: str, found_by: dict[str, Any] | None = None
+) -> Path:
     """Write the reduced repro as a full bundle plus ``reduction.json``; return the folder."""
     obs = reduction.observation
     hits, total = reduction.rate
@@ -197,6 +216,7 @@ def write_reduction(out: Path, reduction: Reduction, source: str) -> Path:
         observed=observed_summary(obs) | {"evidence": reduction.violation.evidence},
         reproduced=reproduced,
         observation=obs,
+        found_by=found_by,
     )
     folder = write_bundle(out, repro)
     doc = {

@@ -44,6 +44,8 @@ class Repro:
     transcript: tuple[Turn, ...] = field(default=())
     # The failing turn as observed: its exchange carries the recording the cassette is made of.
     observation: Observation | None = None
+    # The run that found it (``config.found_by``), and a ``reduce`` step when one cut it down.
+    found_by: dict[str, Any] | None = None
 
 
 def bundle_dir(out: Path, violation: Violation) -> Path:
@@ -120,6 +122,7 @@ def write_bundle(out: Path, repro: Repro) -> Path:
         "stream": repro.case.stream,
         "size": repro.case.history.size,
         "case": repro.case.model_dump(mode="json"),
+        "found_by": repro.found_by,
     }
     write_atomically(folder / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     write_atomically(folder / "repro.sh", _curl(repro.url, repro.request, repro.case.stream), 0o755)

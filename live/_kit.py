@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -277,7 +278,10 @@ def fuzz(label: str, base_url: str, model: str, out: Path, *options: str) -> int
     argv = [sys.executable, "-m", "agentfuzz", "fuzz", "--base-url", base_url, "--model", model]
     argv += ["--out", str(out), "--quiet", *options]
     print(f"{label}: " + " ".join(argv[1:]), flush=True)
-    return subprocess.run(argv).returncode
+    # The bundles' found_by names this script's command: the one that builds and serves too.
+    wrapper = shlex.join(["python", *sys.argv])
+    env = os.environ | {"AGENTFUZZ_COMMAND": wrapper}
+    return subprocess.run(argv, env=env).returncode
 
 
 def report(label: str, out: Path) -> None:

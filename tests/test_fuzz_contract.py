@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
+from agentfuzz.config import version
 from agentfuzz.reference import serve_in_thread
 
 from .quality.planted_server import planted_server
@@ -39,6 +41,28 @@ def test_api_key_never_reaches_a_file(tmp_path: Path) -> None:
     for path in [*written, *Path(".agentfuzz").rglob("*")]:
         if path.is_file():
             assert CANARY.encode() not in path.read_bytes(), path
+
+
+def test_found_by_is_a_command_that_finds_the_same_failures_again(tmp_path: Path) -> None:
+    with planted_server(["ignore_choice_none"]) as url:
+        args = ["--base-url", url, "--model", "m", "--api", "chat", "--stream"]
+        args += ["--max-examples", "200", "--out", str(tmp_path / "a")]
+        code, _ = _fuzz(*args, "--api-key", CANARY)
+        assert code == 1
+        docs = [json.loads(p.read_text()) for p in (tmp_path / "a").glob("*/repro.json")]
+        (found_by,) = {json.dumps(d["found_by"], sort_keys=True) for d in docs}
+        recorded = json.loads(found_by)
+        assert recorded["seed"] == 7 and recorded["profile"] == "default"
+        assert recorded["agentfuzz"] == version()
+        words = shlex.split(recorded["command"])
+        assert words == ["agentfuzz", "fuzz", "--quiet", "--seed", "7", *args]
+        # Run again as recorded, into another folder: the same failures.
+        words[words.index("--out") + 1] = str(tmp_path / "b")
+        rerun = CliRunner().invoke(cli, words[1:])
+    assert rerun.exit_code == 1
+    names = {p.parent.name for p in (tmp_path / "a").glob("*/repro.json")}
+    assert names
+    assert {p.parent.name for p in (tmp_path / "b").glob("*/repro.json")} == names
 
 
 def test_repro_sh_reproduces_with_curl(tmp_path: Path) -> None:

@@ -8,11 +8,16 @@ input error · 3 target unreachable. Every error is one line on stderr, never a 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
+
+import click
 
 from agentfuzz.judge import oracle_names as known_oracles
 from agentfuzz.options import base_url_problem
@@ -28,6 +33,7 @@ __all__ = [
     "Exit",
     "checked_key",
     "checked_url",
+    "command_line",
     "fail",
     "first_model_of",
     "oracle_names",
@@ -46,6 +52,35 @@ class Exit(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+# Flags whose value is a secret: left out of a recorded command (each falls back to its
+# environment variable, so the command still runs as it did).
+_SECRET_FLAGS = ("--api-key",)
+_URL_CREDENTIALS = re.compile(r"//[^/@\s]*@")
+
+
+def command_line() -> str:
+    """The running command as a shell line, without the API key or a URL's credentials; or,
+    when a script ran agentfuzz for its user (``live/*/campaign.py``), the script's own command
+    line, which it passes in ``$AGENTFUZZ_COMMAND``."""
+    wrapper = os.environ.get("AGENTFUZZ_COMMAND")
+    if wrapper:
+        return wrapper
+    root = click.get_current_context().find_root()
+    argv = root.obj.get("argv", []) if isinstance(root.obj, dict) else []
+    words: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        flag = word.split("=", 1)[0]
+        if flag in _SECRET_FLAGS:
+            skip = "=" not in word
+            continue
+        words.append(_URL_CREDENTIALS.sub("//", word))
+    return shlex.join(["agentfuzz", *words])
 
 
 def fail(code: int, message: str) -> NoReturn:

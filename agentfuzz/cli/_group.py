@@ -19,6 +19,10 @@ class _Group(click.Group):
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         kwargs.setdefault("prog_name", "agentfuzz")
+        # The words as typed (click's own default is sys.argv), for each bundle's found_by.
+        given = kwargs.get("args", args[0] if args else None)
+        words = sys.argv[1:] if given is None else list(given)
+        kwargs.setdefault("obj", {"argv": words})
 
         def invoke() -> Any:
             return click.Group.main(self, *args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]

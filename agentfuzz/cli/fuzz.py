@@ -22,6 +22,7 @@ from agentfuzz.cli._common import (
     Exit,
     checked_key,
     checked_url,
+    command_line,
     fail,
     first_model_of,
     oracle_names,
@@ -231,6 +232,7 @@ def _fuzz(o: _Options) -> None:
         "only": selected,
         "skip": skipped,
         "record_mode": o.record_mode or "once",
+        "command": command_line(),
     }
     fields |= {k: getattr(o, k) for k in _PASSED_ON}
     writable_out(o.out)

@@ -15,6 +15,7 @@ from agentfuzz.cli._common import (
     Exit,
     checked_key,
     checked_url,
+    command_line,
     fail,
     first_model_of,
     oracle_names,
@@ -64,7 +65,12 @@ def reduce(
     JSONL session of request bodies (the last failing one is reduced). Exit 1 with a bundle
     when reduced, 0 when nothing in FILE fails on the target.
     """
-    from agentfuzz.reduce_captured import NothingToReduce, reduce_input, write_reduction
+    from agentfuzz.reduce_captured import (
+        NothingToReduce,
+        found_by_after,
+        reduce_input,
+        write_reduction,
+    )
     from agentfuzz.target import Target
 
     if oracle is not None:
@@ -75,7 +81,7 @@ def reduce(
         fail(EXIT_USAGE, "--serve starts the reference server only when --base-url is absent")
     api_key = checked_key(api_key)
     honours = load_profile(profile).server_honours_seed
-    cases = _captured(file)
+    text, cases = _captured(file)
     writable_out(out)
     with reference_server(base_url, serve) as url:
         name = model or first_model_of(url, api_key, timeout)
@@ -88,12 +94,14 @@ def reduce(
             raise Exit(EXIT_CLEAN, "") from None
         finally:
             target.close()
-    _say(reduction, len(cases), write_reduction(out, reduction, str(file)))
+    found_by = found_by_after(text, command_line())
+    _say(reduction, len(cases), write_reduction(out, reduction, str(file), found_by))
     raise Exit(EXIT_FOUND, "")
 
 
-def _captured(file: Path) -> list[Case]:
-    """The cases ``file`` holds; exit 2 with one line when it cannot be read or holds none."""
+def _captured(file: Path) -> tuple[str, list[Case]]:
+    """What ``file`` says and the cases it holds; exit 2 with one line when it cannot be read
+    or holds none."""
     from agentfuzz.reduce_captured import InputError, captured_cases
 
     try:
@@ -106,7 +114,7 @@ def _captured(file: Path) -> list[Case]:
         fail(EXIT_USAGE, f"{file}: {exc}")
     if not cases:
         fail(EXIT_USAGE, f"{file}: holds no request")
-    return cases
+    return text, cases
 
 
 def _say(reduction: Reduction, inputs: int, folder: Path) -> None:

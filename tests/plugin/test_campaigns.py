@@ -22,6 +22,8 @@ from agentfuzz.reference import serve_in_thread
 # At the rootdir, so its cassettes land under the plugin's default cassette folder: they must
 # not become cassette items of their own.
 SHARDS = """
+import json
+
 import pytest
 
 # Seeds whose first three examples already meet the seed bug: a short campaign that shrinks.
@@ -32,7 +34,10 @@ SEEDS = (6, 9)
 def test_shard(agentfuzz_campaign, shard):
     report = agentfuzz_campaign(seed=SEEDS[shard], max_examples=3)
     assert report.findings, "the reference server's seed bug should show"
-    assert all((f.bundle / "repro.json").is_file() for f in report.findings)
+    for finding in report.findings:
+        found_by = json.loads((finding.bundle / "repro.json").read_text())["found_by"]
+        assert found_by["command"] == f"pytest 'test_shards.py::test_shard[{shard}]'"
+        assert found_by["seed"] == SEEDS[shard]
 """
 FOLDERS = Path("cassettes") / "test_shards"
 

@@ -80,6 +80,9 @@ def test_a_captured_40_turn_session_reduces_to_seed_000s_minimum(
     repro, reduction = _bundle(tmp_path / "a")
     assert repro["oracle"] == "empty_turn" and repro["size"] <= 4
     assert repro["reproduced"] == "10/10"
+    # No campaign found this capture; the reduce step that cut it is how to run it again.
+    assert repro["found_by"]["command"] is None
+    assert repro["found_by"]["reduce"]["command"].startswith("agentfuzz reduce ")
     assert reduction["size"]["before"] > 40 and reduction["size"]["after"] <= 4
     assert reduction["target_calls"] == max(s["target_calls"] for s in reduction["steps"]) + 10
     assert {"repro.sh", "cassette.yaml", "test_repro.py"} <= {
