@@ -259,15 +259,31 @@ def _rank(finding: FindingRow) -> tuple[int, int, str]:
     return (finding.size, len(json.dumps(request)), finding.bundle)
 
 
+# When the server died, each shard's last request and each dropped answer is a suspect: any
+# of the requests in flight may have killed it, and the smallest is not the likeliest.
+_SUSPECTS = ("error:stopped_answering", "error:transport")
+
+
 def merge(summaries: list[Summary], out: Path) -> Summary:
     """One summary from the shards' summaries; each distinct failure's smallest bundle is copied
-    to ``out`` (its folder name is the failure's, so no failure gets two bundles)."""
+    to ``out`` (its folder name is the failure's, so no failure gets two bundles). After a
+    crash, every shard's suspect is kept: the others as ``<folder>-shard<k>``."""
     best: dict[str, FindingRow] = {}
+    crashed = any(s.stopped_answering for s in summaries)
+    suspects: list[FindingRow] = []
     for summary in summaries:
         for finding in summary.findings:
             name = Path(finding.bundle).name
             if name not in best or _rank(finding) < _rank(best[name]):
+                if crashed and finding.signature in _SUSPECTS and name in best:
+                    suspects.append(best[name])
                 best[name] = finding
+            elif crashed and finding.signature in _SUSPECTS:
+                suspects.append(finding)
+    for suspect in suspects:
+        # A shard's bundle is <out>/.shards/<k>/<folder>.
+        bundle = Path(suspect.bundle)
+        best[f"{bundle.name}-shard{bundle.parent.name}"] = suspect
     findings = []
     for name, finding in sorted(best.items()):
         target = out / name

@@ -224,3 +224,26 @@ def test_a_shard_killed_mid_run_still_has_its_bundles_merged(planted: str, tmp_p
     for bundle in left:
         assert bundle.parent.name in names
         assert (out / bundle.parent.name / "repro.json").is_file()
+
+
+def test_after_a_crash_every_shards_suspect_is_kept(tmp_path: Path) -> None:
+    # Two shards in flight when the server died: either request may have killed it.
+    shards = []
+    for k, (size, text) in enumerate([(1, "small"), (3, "the one that killed it")]):
+        bundle = tmp_path / ".shards" / str(k) / "error-abc"
+        bundle.mkdir(parents=True)
+        (bundle / "repro.json").write_text(json.dumps({"request": {"messages": [text]}}))
+        shard = _shard(tmp_path / str(k), "x", size, text)
+        shard["findings"][0] |= {"oracle": "error", "signature": "error:stopped_answering"}
+        shard["findings"][0]["bundle"] = str(bundle)
+        shards.append(shard | {"stopped_answering": True})
+    merged = merge([Summary.model_validate(s) for s in shards], tmp_path / "out").dump()
+    kept = {Path(f["bundle"]).name: f["size"] for f in merged["findings"]}
+    assert kept == {"error-abc": 1, "error-abc-shard1": 3}
+    copied = json.loads((tmp_path / "out" / "error-abc-shard1" / "repro.json").read_text())
+    assert copied == {"request": {"messages": ["the one that killed it"]}}
+    # Without a crash the same rows merge to one bundle, the smallest.
+    for shard in shards:
+        shard["stopped_answering"] = False
+    merged = merge([Summary.model_validate(s) for s in shards], tmp_path / "again").dump()
+    assert [Path(f["bundle"]).name for f in merged["findings"]] == ["error-abc"]
