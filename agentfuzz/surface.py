@@ -269,7 +269,7 @@ def _foreign(case: Case) -> set[str]:
                 found.add("custom_tools:history")
             else:
                 found.add("hosted_tools:history")
-    if any(t.strict for t in case.history.tools):
+    if sent and any(t.strict for t in case.history.tools):
         found.add("strict_tools")
     if any(isinstance(i, UserMessage) and FILLER in i.text for i in case.history.items):
         found.add("long_text")

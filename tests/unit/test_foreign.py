@@ -99,6 +99,11 @@ def test_a_strict_function_shrinks_to_its_schema_as_it_was(api: Api) -> None:
     spec = body["tools"][0]["function"] if api == "chat" else body["tools"][0]
     assert spec["strict"] is True and spec["parameters"] == tool.parameters
     assert parse_request(body, api).history.tools == (tool,)
+    # A request that leaves its tools out sent no strict tool: the row does not count it.
+    omitted = case.model_copy(
+        update={"options": case.options.model_copy(update={"include_tools": False})}
+    )
+    assert "strict_tools" not in used(omitted)
 
 
 def test_strict_schema_requires_every_property_all_the_way_down() -> None:
