@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hypothesis.strategies import SearchStrategy
@@ -111,13 +111,14 @@ class _Run:
 
     def campaign(self) -> None:
         """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
-        for mode in self.config.modes:
-            for kind in self.config.kinds:  # in the order given: shards start on different kinds
-                with self._tape(f"{kind}-{slug(mode)}"):
-                    if kind == "synthetic":
-                        self._synthetic(mode)
-                    else:
-                        self._sessions(mode)
+        parts = [(m, k) for m in self.config.modes for k in self.config.kinds]
+        # In the order given: shards start on different modes and kinds.
+        for number, (mode, kind) in enumerate(parts):
+            with self._tape(f"{kind}-{slug(mode)}"), self._share(len(parts) - number):
+                if kind == "synthetic":
+                    self._synthetic(mode)
+                else:
+                    self._sessions(mode)
         if not self.store.by_key:
             return
         with self._tape("shrink"):
@@ -128,6 +129,27 @@ class _Run:
             for finding in self.store.by_key.values():
                 self._trials(finding)
                 finding.bundle = self.store.write(finding)
+
+    @contextlib.contextmanager
+    def _share(self, parts_left: int) -> Iterator[None]:
+        """Under ``--max-time``, this part's fair share of the time left: an equal slice for
+        each part still to fuzz, and one more held back for shrinking once anything was found.
+        Out of its share, the part ends and the next begins; the run says it was cut."""
+        meter, deadline = self.meter, self.meter.deadline
+        if deadline is None:
+            yield
+            return
+        now = meter.clock()
+        slices = parts_left + (1 if self.store.by_key else 0)
+        meter.deadline = min(deadline, now + max(0.0, deadline - now) / slices)
+        try:
+            yield
+        except OutOfTime:
+            if meter.clock() > deadline:
+                raise
+            self.report.out_of_time = True
+        finally:
+            meter.deadline = deadline
 
     def _fuzz_mode(
         self,
@@ -176,17 +198,20 @@ class _Run:
         """Fuzz one starting mode with whole sessions; add the last pass's turns to the report."""
         api, stream = mode
         tally: TurnTable = {}
-        self._fuzz_mode(
-            f"session {label(mode)}",
-            plans(self.config.profile, api, stream, self.config.modes),
-            self._tried(lambda plan: self._run_plan(plan, tally)),
-            self._db_key(mode, "session"),
-            tally.clear,
-        )
-        table = self.report.turns
-        for number, (reached, failed) in tally.items():
-            before = table.get(number, (0, 0))
-            table[number] = (before[0] + reached, before[1] + failed)
+        try:
+            self._fuzz_mode(
+                f"session {label(mode)}",
+                plans(self.config.profile, api, stream, self.config.modes),
+                self._tried(lambda plan: self._run_plan(plan, tally)),
+                self._db_key(mode, "session"),
+                tally.clear,
+            )
+        finally:
+            # A part cut short by its share of --max-time still reports its turns.
+            table = self.report.turns
+            for number, (reached, failed) in tally.items():
+                before = table.get(number, (0, 0))
+                table[number] = (before[0] + reached, before[1] + failed)
 
     def _run_plan(self, plan: Plan, tally: TurnTable) -> list[Violation]:
         """Run one session; offer each turn's violations as they appear, with the transcript."""

@@ -226,3 +226,30 @@ def test_the_command_line_reports_a_bug_of_ours_and_keeps_what_was_found(
     assert "Traceback" in (out / "error.log").read_text()
     assert summary["findings"] and result.exit_code == 1
     assert all((Path(f["bundle"]) / "repro.json").is_file() for f in summary["findings"])
+
+
+def test_max_time_is_shared_between_the_modes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A clock that moves one second per request: 40 s for four parts is about ten each, so
+    # none may take them all and each must run (the first mode used to spend the whole budget).
+    ticks = [0.0]
+
+    def tick(path: str, body: bytes) -> None:
+        ticks[0] += 1.0
+
+    monkeypatch.setattr(engine, "_clock", lambda: ticks[0])
+    modes = (("chat", False), ("chat", True), ("responses", False), ("responses", True))
+    with serve_in_thread("fixed", on_request=tick) as url:
+        config = _config(url, tmp_path / "out", "synthetic").model_copy(
+            update={"modes": modes, "max_examples": 10_000, "max_time": 40.0}
+        )
+        report = run(config)
+    assert report.out_of_time
+    assert set(report.examples) == {
+        "chat/no-stream",
+        "chat/stream",
+        "responses/no-stream",
+        "responses/stream",
+    }
+    assert all(5 <= n <= 15 for n in report.examples.values()), report.examples
