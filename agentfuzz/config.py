@@ -3,6 +3,8 @@ pydantic (the API key and the proxy's live backend log never are), read back the
 
 from __future__ import annotations
 
+import functools
+import subprocess
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
@@ -95,12 +97,29 @@ class ShardSpec(BaseModel):
     groups: list[list[int]]
 
 
+@functools.lru_cache(maxsize=1)
 def version() -> str:
-    """The installed agentfuzz's version, as its package metadata says."""
+    """The installed agentfuzz's version, as its package metadata says, and when it runs from
+    a git checkout (an editable install) the commit too: ``0.1.0+g1a2b3c4`` (``.dirty`` when the
+    tree has changes), so a campaign can be re-run with the very code that ran it."""
     try:
-        return metadata.version("agentfuzz")
+        release = metadata.version("agentfuzz")
     except metadata.PackageNotFoundError:
-        return "unknown"
+        release = "unknown"
+    here = Path(__file__).resolve().parent.parent
+    if not (here / ".git").exists():
+        return release
+    try:
+        described = subprocess.run(
+            ["git", "-C", str(here), "describe", "--always", "--dirty=.dirty", "--exclude=*"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return release
+    return f"{release}+g{described}" if described else release
 
 
 def found_by(config: FuzzConfig) -> dict[str, Any]:
