@@ -43,7 +43,8 @@ def entries(history: History, renamed: dict[str, str]) -> list[Entry]:
     order, then one entry of its texts joined: a proxy may merge a text and the calls around it
     into one message, merge two adjacent texts, or split them again, and nothing is lost by that.
     Calls first, so that a turn merged with the next one (a result dropped between them) still
-    lines up with both: only the result is lost.
+    lines up with both: only the result is lost. A system message without text is left out: a
+    proxy that drops an empty one (or empty ``instructions``) loses nothing.
     """
     out: list[Entry] = []
     texts: list[str] = []
@@ -67,6 +68,8 @@ def entries(history: History, renamed: dict[str, str]) -> list[Entry]:
             continue
         if isinstance(item, UserMessage | SystemMessage | ToolResult):
             end_of_turn()
+        if isinstance(item, SystemMessage) and not item.text.strip():
+            continue  # says nothing: a proxy that drops it loses nothing
         if isinstance(item, UserMessage | SystemMessage):
             out.append(Entry("message", (item.kind, _text(item.text)), label=item.text))
         elif isinstance(item, ToolResult):

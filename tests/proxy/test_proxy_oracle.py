@@ -389,3 +389,24 @@ def test_an_assistant_text_really_lost_is_still_found() -> None:
     got = copy.deepcopy(sent)
     del got["messages"][1]
     assert _kinds(_check(sent, got)) == {"message_lost"}
+
+
+def test_an_empty_system_message_or_instructions_dropped_loses_nothing() -> None:
+    user = {"type": "message", "role": "user", "content": "hi"}
+    sent = {"model": "m", "input": [user], "instructions": ""}
+    # LiteLLM leaves empty instructions out of the chat request it makes: nothing is lost.
+    assert (
+        _check(
+            sent,
+            {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+            sent_path=RESPONSES,
+        )
+        == []
+    )
+    system = {"role": "system", "content": ""}
+    chat = {"model": "m", "messages": [system, {"role": "user", "content": "hi"}]}
+    assert _check(chat, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}) == []
+    # A system message that says something is still missed when dropped.
+    chat["messages"][0] = {"role": "system", "content": "Be brief."}
+    lost = _kinds(_check(chat, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+    assert lost == {"message_lost"}
