@@ -7,6 +7,7 @@ the case, and reduction keeps it while it removes items.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from agentfuzz import ids
@@ -32,13 +33,37 @@ def _what_came_back(obs: Observation) -> str:
     return clip(f"status={ex.status} {one_line(detail, 300)}")
 
 
+# How servers say a prompt no longer fits: vLLM's "maximum context length", OpenAI's
+# ``context_length_exceeded``, llama.cpp's "exceed context window", the reference server's
+# "this model's context holds". Matched in a 4xx's body only.
+_TOO_LONG = re.compile(
+    r"context[ _]?(length|window|limit)|maximum context|model's context|too many tokens|"
+    r"prompt is too long|input is too long",
+    re.IGNORECASE,
+)
+
+
+def _too_long(obs: Observation) -> bool:
+    """A 4xx that says the prompt outgrew the model's context: a session that grew past it is
+    refused rightly, whoever wrote the history."""
+    status = _status(obs)
+    return status is not None and 400 <= status < 500 and bool(_TOO_LONG.search(obs.exchange.body))
+
+
 @register("self_rejection")
 def self_rejection(case: Case, obs: Observation) -> Iterator[Violation]:
     """The server refuses (4xx or 5xx) a history made only of its own unmodified answers plus
-    tool results: the client did nothing but echo what it was given."""
+    tool results: the client did nothing but echo what it was given.
+
+    Not when the refusal says the prompt outgrew the context (``_TOO_LONG``): a session grows
+    with every turn and a server may refuse it then. Told apart by the error's wording alone,
+    so a server that words it otherwise would still be reported; none of the live targets does.
+    """
     origin = case.session
     status = _status(obs)
     if origin is None or not origin.untouched or status is None or status < 400:
+        return
+    if _too_long(obs):
         return
     own = [c.id for c in case.history.calls]
     if not any(isinstance(it, AssistantMessage) for it in case.history.items):
@@ -81,7 +106,7 @@ def id_roundtrip(case: Case, obs: Observation) -> Iterator[Violation]:
     status = _status(obs)
     family = _families(echoed)
     if status is not None and status >= 400:
-        if case.session is not None and case.session.untouched:
+        if (case.session is not None and case.session.untouched) or _too_long(obs):
             return
         what = f"rejected with HTTP {status}"
         signature = f"id_roundtrip:status:{status}:{family}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -236,3 +237,24 @@ def test_only_one_of_the_two_reports_a_rejection() -> None:
         case = session_case(ASK, ANSWER, RESULT, untouched=untouched)
         fired = {v.oracle for v in check(case, status(400, refused=True))}
         assert fired & {"self_rejection", "id_roundtrip"} == expected
+
+
+@pytest.mark.parametrize(
+    "says",
+    [
+        "This model's maximum context length is 2048 tokens. However, you requested 2300 tokens.",
+        '{"error": {"code": "context_length_exceeded"}}',
+        "Requested tokens (2100) exceed context window of 2048",
+        "the messages hold 38193 characters; this model's context holds 32768",
+    ],
+)
+def test_a_session_that_outgrew_the_context_is_refused_rightly(says: str) -> None:
+    # Seen through LiteLLM on a 14-item session: the backend's context was full.
+    body = json.dumps({"error": {"message": says}})
+    too_long = status(400, body=body, refused=True)
+    assert found("self_rejection", ECHO, too_long) == []
+    touched = session_case(ASK, ANSWER, RESULT, untouched=False)
+    assert found("id_roundtrip", touched, too_long) == []
+    # The same status for another reason is still the server refusing its own history.
+    assert found("self_rejection", ECHO, status(400, refused=True))
+    assert found("self_rejection", ECHO, status(500, body=body, errors=(("status", "500"),)))
