@@ -13,8 +13,10 @@ after its calls; arguments re-serialized as equal JSON; ``system`` as ``develope
 ``instructions``; reasoning (kept, folded or dropped: chat has no reasoning items); knobs and
 fields the backend did not get from the client (``stream_options``, defaults, ``strict``,
 ``model``); a tool renamed (paired with its twin by identical description and parameters) as
-long as ``tool_choice`` follows it, history calls named either way. The comparison runs once per
-backend request: a proxy may retry, and each retry must be faithful on its own.
+long as ``tool_choice`` follows it, history calls named either way; a hosted tool
+(``file_search``…) the backend did not get, replaced by one function of the proxy's own that
+emulates it. The comparison runs once per backend request: a proxy may retry, and each retry must
+be faithful on its own.
 """
 
 from __future__ import annotations
@@ -91,8 +93,16 @@ def _tools(sent: Case, got: Case, renames: dict[str, str]) -> Iterator[Violation
                 f"the declared tool {tool.flat_name!r} never reached the backend",
                 f"tool {tool.flat_name!r}",
             )
+    # A hosted tool the backend did not get as itself may come as a function of the proxy's own
+    # that stands for it (LiteLLM's ``litellm_file_search`` for ``file_search``): one each.
+    hosted = [t.get("type") for t in sent.history.foreign_tools if t.get("type") != "custom"]
+    kept = {t.get("type") for t in got.history.foreign_tools}
+    stand_ins = sum(1 for kind in hosted if kind not in kept)
     for tool in got.history.tools:
         if tool.flat_name not in sent_names and tool.flat_name not in renames.values():
+            if stand_ins:
+                stand_ins -= 1
+                continue
             yield _finding(
                 "injected",
                 f"the backend received a tool the client never declared: {tool.flat_name!r}",

@@ -410,3 +410,17 @@ def test_an_empty_system_message_or_instructions_dropped_loses_nothing() -> None
     chat["messages"][0] = {"role": "system", "content": "Be brief."}
     lost = _kinds(_check(chat, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
     assert lost == {"message_lost"}
+
+
+def test_a_hosted_tool_emulated_by_a_function_of_the_proxy_is_no_injection() -> None:
+    # LiteLLM sends file_search to a chat backend as its own function litellm_file_search.
+    user = {"type": "message", "role": "user", "content": "hi"}
+    search = {"type": "file_search", "vector_store_ids": ["vs_1"]}
+    sent = {"model": "m", "input": [user], "tools": [search]}
+    stand_in = _tool("litellm_file_search")
+    got = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [stand_in]}
+    assert _check(sent, got, sent_path=RESPONSES) == []
+    # One stand-in per hosted tool: a second function the client never declared is injected.
+    got["tools"].append(_tool("delete_everything"))
+    found = _check(sent, got, sent_path=RESPONSES)
+    assert _kinds(found) == {"injected"} and "delete_everything" in found[0][1]
