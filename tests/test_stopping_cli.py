@@ -85,6 +85,9 @@ def _check_ending(out: Path, code: int, stdout: str, stderr: str, why: str) -> d
     assert "Traceback" not in both, both[-3000:]
     assert "Hypothesis" not in both and "@seed" not in both, both[-3000:]
     summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
+    # A bug of ours ends the run with its traceback in error.log: show it, not just the summary.
+    log = out / "error.log"
+    assert not summary.get("error"), log.read_text()[-3000:] if log.is_file() else summary
     assert summary[why] is True, summary
     assert not summary.get("failed_shards"), summary["failed_shards"]
     assert code == (1 if summary["findings"] else 0), (code, both[-2000:])
