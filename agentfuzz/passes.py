@@ -128,7 +128,7 @@ def run_pass(
     try:
         prop()
     except BaseException as raised:
-        leaves = list(_leaves(raised))
+        leaves = [_interrupt_behind(e) or e for e in _leaves(raised)]
         halts = [e for e in leaves if isinstance(e, KeyboardInterrupt)]
         if halts:
             raise max(halts, key=_severity) from None
@@ -136,6 +136,20 @@ def run_pass(
         if foreign:
             # A bug of ours (or of a strategy), not a finding: it must not pass for one.
             raise foreign[0] from None
+
+
+def _interrupt_behind(raised: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt another error was raised while handling, if any: a Ctrl-C or SIGTERM that
+    lands while Hypothesis sets up a pass makes its own cleanup fail an assertion (its runner is
+    not made yet), and that error must stop the run as the interrupt it hides, not as a bug."""
+    seen: set[int] = set()
+    inner = raised.__context__
+    while inner is not None and id(inner) not in seen:
+        if isinstance(inner, KeyboardInterrupt):
+            return inner
+        seen.add(id(inner))
+        inner = inner.__context__
+    return None
 
 
 def _leaves(raised: BaseException) -> Iterator[BaseException]:

@@ -178,6 +178,19 @@ def test_a_bug_of_ours_in_the_property_is_raised_not_taken_for_a_finding() -> No
         _pass(broken)
 
 
+def test_an_interrupt_hidden_behind_another_error_still_stops_the_pass() -> None:
+    # Ctrl-C or SIGTERM landing while Hypothesis sets up a pass makes its cleanup fail an
+    # assertion of its own; the run must stop as interrupted, not report a bug of ours.
+    def interrupted_then_broken(n: int) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise AssertionError  # noqa: B904 (as Hypothesis's own assertion does)
+
+    with pytest.raises(KeyboardInterrupt):
+        _pass(interrupted_then_broken)
+
+
 def test_failures_alone_end_a_pass_quietly(capsys: pytest.CaptureFixture[str]) -> None:
     check, _ = _fails_two_ways(10_000)
     _pass(check)
