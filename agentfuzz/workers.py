@@ -268,22 +268,18 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
     """One summary from the shards' summaries; each distinct failure's smallest bundle is copied
     to ``out`` (its folder name is the failure's, so no failure gets two bundles). After a
     crash, every shard's suspect is kept: the others as ``<folder>-shard<k>``."""
-    best: dict[str, FindingRow] = {}
     crashed = any(s.stopped_answering for s in summaries)
-    suspects: list[FindingRow] = []
+    by_name: dict[str, list[FindingRow]] = {}
     for summary in summaries:
         for finding in summary.findings:
-            name = Path(finding.bundle).name
-            if name not in best or _rank(finding) < _rank(best[name]):
-                if crashed and finding.signature in _SUSPECTS and name in best:
-                    suspects.append(best[name])
-                best[name] = finding
-            elif crashed and finding.signature in _SUSPECTS:
-                suspects.append(finding)
-    for suspect in suspects:
-        # A shard's bundle is <out>/.shards/<k>/<folder>.
-        bundle = Path(suspect.bundle)
-        best[f"{bundle.name}-shard{bundle.parent.name}"] = suspect
+            by_name.setdefault(Path(finding.bundle).name, []).append(finding)
+    best: dict[str, FindingRow] = {}
+    for name, rows in by_name.items():
+        smallest, *others = sorted(rows, key=_rank)
+        best[name] = smallest
+        if crashed and smallest.signature in _SUSPECTS:
+            for other in others:  # a shard's bundle is <out>/.shards/<k>/<folder>
+                best[f"{name}-shard{Path(other.bundle).parent.name}"] = other
     findings = []
     for name, finding in sorted(best.items()):
         target = out / name
