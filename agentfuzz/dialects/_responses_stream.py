@@ -62,6 +62,7 @@ class StreamState:
         self._calls: dict[int | None, _Call] = {}
         self.sightings: list[ItemSighting] = []
         self.status: str | None = None
+        self.response_id: str | None = None
         self.terminal = False
 
     def feed(self, event: str | None, payload: dict[str, Any]) -> None:
@@ -89,7 +90,9 @@ class StreamState:
         elif kind in _TERMINAL:
             self._terminal(kind, as_dict(payload.get("response")))
         elif kind in ("response.created", "response.in_progress"):
-            self.status = as_str(as_dict(payload.get("response")).get("status")) or self.status
+            response = as_dict(payload.get("response"))
+            self.status = as_str(response.get("status")) or self.status
+            self.response_id = as_str(response.get("id")) or self.response_id
 
     def _call(self, oi: int | None, payload: dict[str, Any]) -> _Call:
         call = self._calls.setdefault(oi, _Call())
@@ -128,6 +131,7 @@ class StreamState:
     def _terminal(self, kind: str, response: dict[str, Any]) -> None:
         self.terminal = True
         self.status = as_str(response.get("status")) or self.status
+        self.response_id = as_str(response.get("id")) or self.response_id
         for position, item in enumerate(as_list(response.get("output"))):
             self._sight("completed", position, item)
         if kind == "response.failed" or self.status == "failed":

@@ -181,6 +181,7 @@ def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
         "others": tuple(others),
         "status": status,
         "reasoning_id": reasoning_ids[0] if reasoning_ids else None,
+        "response_id": as_str(response.get("id")),
     }
 
 
@@ -204,6 +205,7 @@ def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
         status=state.status,
         sightings=tuple(state.sightings),
         reasoning_id=_final_reasoning_id(state.sightings),
+        response_id=state.response_id,
         payloads=tuple(faults.payloads),
         errors=tuple(faults.errors),
         refused=faults.refused,

@@ -240,7 +240,7 @@ def test_plain_response() -> None:
         ),
     )
     assert obs.errors == () and len(obs.payloads) == 1
-    assert obs.reasoning_id == "rs_1"
+    assert (obs.reasoning_id, obs.response_id) == ("rs_1", "resp_1")
 
 
 def test_failed_response_and_odd_shapes() -> None:
@@ -336,7 +336,7 @@ def test_full_stream_assembles_text_reasoning_calls_and_sightings() -> None:
         ObservedCall(index=3, id="fc_b", name="ls", arguments="{}", call_id="call_b"),
     )
     assert len(obs.payloads) == 21
-    assert obs.reasoning_id == "rs_1"
+    assert (obs.reasoning_id, obs.response_id) == ("rs_1", "resp_1")
     phases = [(s.phase, s.output_index) for s in obs.sightings]
     assert phases == [
         ("added", 0),
@@ -414,3 +414,12 @@ def test_the_reasoning_id_is_the_final_answers_word_on_it() -> None:
     obs = assemble(_full_stream([{"type": "reasoning", "id": "rs_final"}]))
     assert obs.reasoning_id == "rs_final"
     assert assemble(_answer(_response([MESSAGE]))).reasoning_id is None
+
+
+def test_the_response_id_is_the_terminal_events_word_on_it() -> None:
+    created = _ev("response.created", response={"id": "resp_early", "status": "in_progress"})
+    final = _ev("response.completed", response={"id": "resp_final", "status": "completed"})
+    assert assemble(_stream(created, final)).response_id == "resp_final"
+    # A stream cut before its end still names the answer it began.
+    assert assemble(_stream(created)).response_id == "resp_early"
+    assert assemble(_answer(json.dumps({"status": "completed", "output": []}))).response_id is None
