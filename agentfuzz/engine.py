@@ -58,6 +58,8 @@ class _Run:
     ) -> None:
         self.config, self.target, self.store, self.meter = config, target, store, meter
         self.report = Report()
+        # The last Responses answer's id a session got: a later session may chain onto it.
+        self._elsewhere: str | None = None
         self.judge = Judge(
             self._observe,
             config.only,
@@ -219,19 +221,26 @@ class _Run:
         found: list[Violation] = []
         recorded: list[Recorded] = []
 
+        failed_at: dict[int, bool] = {}  # per turn number, whether it failed (once per session)
+
         def record(turn: Turn) -> None:
             turns.append(turn)
             server_side = self.judge.faults(turn.violations)
             reached, failed = tally.get(turn.number, (0, 0))
-            tally[turn.number] = (reached + 1, failed + bool(server_side))
+            before = failed_at.get(turn.number)
+            now = bool(server_side) or bool(before)
+            failed_at[turn.number] = now
+            tally[turn.number] = (reached + (before is None), failed + (now and not before))
             for v in server_side:
                 self.store.offer(v, turn.case, turn.observation, tuple(turns))
             found.extend(server_side)
             recorded.append(Recorded(turn.observation, turn.case, turn.violations))
 
         try:
-            run_session(plan, self.judge.observe, self.judge.check, record)
+            run_session(plan, self.judge.observe, self.judge.check, record, self._elsewhere)
         finally:
+            ids = [t.observation.response_id for t in turns if t.observation.response_id]
+            self._elsewhere = ids[-1] if ids else self._elsewhere
             # Even a session the target died in, or the run stopped in, is kept so far.
             self._record("session", recorded)
         return found

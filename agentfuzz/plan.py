@@ -8,13 +8,13 @@ the server handed out before it sends them back (the ``Policy``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentfuzz.history import Api, Tool
 
-__all__ = ["POLICIES", "RESULT_KINDS", "Plan", "Policy", "ResultKind", "Step"]
+__all__ = ["CHAINS", "POLICIES", "RESULT_KINDS", "Chain", "Plan", "Policy", "ResultKind", "Step"]
 
 # How the client appends one turn's answer to its history before the next request:
 # - passthrough: exactly as the server returned it;
@@ -47,6 +47,12 @@ POLICIES: tuple[Policy, ...] = (
 ResultKind = Literal["json", "text", "error", "empty", "large"]
 RESULT_KINDS: tuple[ResultKind, ...] = ("json", "text", "error", "empty", "large")
 
+# How a Responses turn may lean on a stored answer instead of resending the history: ``own``
+# sends only what is new since the session's last answer, with ``previous_response_id`` naming
+# it; ``other`` sends the same, naming an answer from another session instead.
+Chain = Literal["own", "other"]
+CHAINS: tuple[Chain, ...] = ("own", "other")
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -59,6 +65,10 @@ class Step(_Frozen):
     their number), or None for a message naming none. A user message is added when the
     server is owed one (its last answer was text, or failed), or always when ``interject``.
     ``api``/``stream``, when set, switch the session to that api or stream mode from this turn on.
+    ``fields`` and ``forms`` are this turn's request surface (``Options.fields`` and
+    ``Options.forms``), drawn for the mode the session is in at this step. ``chain`` makes a
+    Responses turn lean on a stored answer (``Chain``); elsewhere, or with no answer to name
+    yet, the turn resends the whole history as usual.
     """
 
     ask: int | None = 0
@@ -67,6 +77,9 @@ class Step(_Frozen):
     policy: Policy = "passthrough"
     api: Api | None = None
     stream: bool | None = None
+    fields: dict[str, Any] = Field(default_factory=dict)
+    forms: tuple[str, ...] = ()
+    chain: Chain | None = None
 
 
 class Plan(_Frozen):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from agentfuzz.history import (
     AssistantMessage,
@@ -36,7 +37,10 @@ __all__ = ["Turn", "fake_result", "run_session", "user_text"]
 
 @dataclass(frozen=True)
 class Turn:
-    """One request of a session, what came back, and what the oracles made of it."""
+    """One request of a session, what came back, and what the oracles made of it.
+
+    ``number`` is the step's, from 1; a turn sent again without its refused fields shares it.
+    """
 
     number: int
     case: Case
@@ -68,9 +72,16 @@ def fake_result(kind: ResultKind, call: ToolCall, turn: int) -> str:
 
 
 def _answered(obs: Observation) -> bool:
-    """Whether the turn produced an answer a client would append to its history."""
+    """Whether the turn produced an answer a client would append to its history.
+
+    Not an answer cut by its token budget that holds calls: the last of them may be half
+    written, and a client cannot run it (nor may it blame the server for refusing it later).
+    """
     status = obs.exchange.status
     if status is None or not 200 <= status < 300 or obs.errors or obs.refused:
+        return False
+    cut = obs.finish_reason == "length" or obs.status == "incomplete"
+    if cut and obs.tool_calls:
         return False
     return bool(obs.text.strip() or obs.tool_calls)
 
@@ -88,18 +99,36 @@ def _as_call(call: ObservedCall, api: str) -> ToolCall:
     return ToolCall(id=call.id or "", name=call.name or "", arguments=call.arguments)
 
 
+def _chained(
+    step: Step, api: str, items: list[Item], since: int, own: str | None, elsewhere: str | None
+) -> tuple[tuple[Item, ...], dict[str, Any]]:
+    """What a turn sends (``Step.chain``): the items after the answer it leans on and its
+    surface fields naming that answer, or the whole history and the step's own fields."""
+    fields = dict(step.fields)
+    ref = (own if step.chain == "own" else elsewhere) if step.chain and api == "responses" else None
+    if ref is None or not items[since:]:
+        return tuple(items), fields
+    return tuple(items[since:]), fields | {"previous_response_id": ref}
+
+
 def run_session(
     plan: Plan,
     send: Callable[[Case], Observation],
     check: Callable[[Case, Observation], list[Violation]],
     on_turn: Callable[[Turn], None] = lambda _: None,
+    elsewhere: str | None = None,
 ) -> list[Turn]:
     """Run ``plan`` to its end and return every turn, in order.
 
     The loop goes on after a failed turn (nothing is appended, the next step asks again), so
-    a session measures how each turn fares, not only the first failure.
+    a session measures how each turn fares, not only the first failure. A turn that carries
+    surface fields or forms and is refused (a JSON 4xx) is sent again without them, as the
+    whole history, under the same number. ``elsewhere`` is a Responses answer's id from
+    another session, for the steps that chain onto one.
     """
     items: list[Item] = []
+    last_id: str | None = None  # the id of the last Responses answer appended
+    since = 0  # where the items after that answer begin
     turns: list[Turn] = []
     api, stream = plan.api, plan.stream
     untouched = True  # every assistant item so far is the server's own, unmodified
@@ -112,17 +141,31 @@ def run_session(
         stream = stream if step.stream is None else step.stream
         if owed_user or step.interject:
             items.append(UserMessage(text=user_text(step, plan)))
-        case = Case(
+        sent, fields = _chained(step, api, items, since, last_id, elsewhere)
+        origin = Provenance(turn=number, untouched=untouched, echoed=echoed)
+        plain = Case(
             history=History(tools=plan.tools, items=tuple(items)),
             options=Options(include_tools=not omit_tools),
             api=api,
             stream=stream,
-            session=Provenance(turn=number, untouched=untouched, echoed=echoed),
+            session=origin,
         )
+        case = plain
+        if fields or step.forms:
+            options = plain.options.model_copy(update={"fields": fields, "forms": step.forms})
+            history = plain.history.model_copy(update={"items": sent})
+            case = plain.model_copy(update={"options": options, "history": history})
         obs = send(case)
         turn = Turn(number, case, obs, tuple(check(case, obs)))
         turns.append(turn)
         on_turn(turn)
+        if obs.refused and case is not plain:
+            # What a client does with a field its server refuses: the same turn without it.
+            # The session oracles judge this one by its history alone.
+            obs = send(plain)
+            turn = Turn(number, plain, obs, tuple(check(plain, obs)))
+            turns.append(turn)
+            on_turn(turn)
         omit_tools = step.policy == "strip-tools"
         echoed = ()
         if not _answered(obs):
@@ -139,6 +182,8 @@ def run_session(
         kept = () if step.policy == "drop-call" else calls
         own_ids = _take_back(items, obs, kept)
         untouched = untouched and own_ids
+        if obs.api == "responses" and obs.response_id:
+            last_id, since = obs.response_id, len(items)
         if calls and step.policy != "drop-result":
             items.extend(
                 ToolResult(call_id=c.id, output=fake_result(step.result, c, number)) for c in calls

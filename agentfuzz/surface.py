@@ -124,7 +124,8 @@ _CATALOGUE = (
         "previous_response_id",
         ("responses",),
         ("previous_response_id",),
-        "an id no answer ever had (a JSON 4xx is the right answer)",
+        "an id no answer ever had (a JSON 4xx is the right answer); in a session, its own last"
+        " answer or another session's",
     ),
     Dimension(
         "tool_choice_forms",

@@ -50,6 +50,14 @@ def _too_long(obs: Observation) -> bool:
     return status is not None and 400 <= status < 500 and bool(_TOO_LONG.search(obs.exchange.body))
 
 
+def _asks_more(case: Case) -> bool:
+    """Whether the request carries request-surface fields or message forms: a server may
+    refuse those on their own (``n``, ``logprobs``, an image part…), so a refusal of such a
+    turn says nothing about its history. The per-request oracles judge the answer still."""
+    opts = case.options
+    return bool(opts.fields or opts.forms or opts.malformed)
+
+
 @register("self_rejection")
 def self_rejection(case: Case, obs: Observation) -> Iterator[Violation]:
     """The server refuses (4xx or 5xx) a history made only of its own unmodified answers plus
@@ -58,12 +66,13 @@ def self_rejection(case: Case, obs: Observation) -> Iterator[Violation]:
     Not when the refusal says the prompt outgrew the context (``_TOO_LONG``): a session grows
     with every turn and a server may refuse it then. Told apart by the error's wording alone,
     so a server that words it otherwise would still be reported; none of the live targets does.
+    Nor on a turn that asks for more than the history (``_asks_more``).
     """
     origin = case.session
     status = _status(obs)
     if origin is None or not origin.untouched or status is None or status < 400:
         return
-    if _too_long(obs):
+    if _too_long(obs) or _asks_more(case):
         return
     own = [c.id for c in case.history.calls]
     if not any(isinstance(it, AssistantMessage) for it in case.history.items):
@@ -98,16 +107,18 @@ def id_roundtrip(case: Case, obs: Observation) -> Iterator[Violation]:
     k+1, must be accepted and answered: no error status, no error frame, and, when the request
     ends with those results, not an empty turn (after a new user message an empty turn is
     ``empty_turn``'s alone). A rejection of a wholly untouched history is ``self_rejection``'s
-    to report, once.
+    to report, once. Silent on a turn that asks for more than the history (``_asks_more``):
+    a stop string may rightly end a turn before a word, a field be rightly refused.
     """
     echoed = _echoed_and_answered(case)
-    if not echoed:
+    if not echoed or _asks_more(case):
         return
     status = _status(obs)
     family = _families(echoed)
     if status is not None and status >= 400:
         if (case.session is not None and case.session.untouched) or _too_long(obs):
             return
+
         what = f"rejected with HTTP {status}"
         signature = f"id_roundtrip:status:{status}:{family}"
     elif obs.errors:

@@ -1,9 +1,13 @@
-"""Session plans: the tools, and per turn what the user asks, what the tool returns and which
-client ID policy the answer is appended under.
+"""Session plans: the tools, and per turn what the user asks, what the tool returns, which
+client ID policy the answer is appended under, and the request surface the turn carries.
 
 Each step is a handful of choices, always the same ones, so the shrinker can change one
 without shifting the rest; steps are drawn with ``st.lists``, so the shrinker deletes turns
-the way it deletes list elements.
+the way it deletes list elements. The surface is swarm-drawn per session: a session first
+draws which field dimensions its turns may use at all (one in four), then each turn draws
+them as a synthetic request does (each left out seven times in eight), for the api and stream
+mode the session is in at that turn. Most sessions carry no field; every draw shrinks toward
+none.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.history import Api, Tool
-from agentfuzz.plan import RESULT_KINDS, Plan, Policy, Step
+from agentfuzz.plan import CHAINS, RESULT_KINDS, Chain, Plan, Policy, Step
 from agentfuzz.profiles import Profile
+from agentfuzz.strategies._surface import ALLOWED, field_dimensions, surface_fields
 from agentfuzz.strategies._tools import tools
 
 __all__ = ["plans"]
@@ -34,9 +39,37 @@ def _switches(modes: tuple[Mode, ...]) -> SearchStrategy[Mode | None]:
     return st.one_of(st.none(), st.sampled_from(modes))
 
 
+# ``previous_response_id`` in a session: the unknown id first, then an answer of its own or
+# another session's.
+_CHAINS: SearchStrategy[Chain | None] = st.sampled_from((None, *CHAINS))
+
+
+class _Surface:
+    """What a session's steps draw their surface from: the dimensions the session allowed,
+    and the mode the steps drawn so far left it in (a step may switch it)."""
+
+    def __init__(
+        self, profile: Profile, tools: tuple[Tool, ...], allowed: tuple[str, ...], mode: Mode
+    ) -> None:
+        self.profile, self.tools, self.allowed, self.mode = profile, tools, allowed, mode
+
+    def draw(self, draw: st.DrawFn) -> tuple[dict[str, object], tuple[str, ...], Chain | None]:
+        if not self.allowed:
+            return {}, (), None
+        api, stream = self.mode
+        forms: list[str] = []
+        fields = surface_fields(draw, self.profile, api, stream, self.tools, forms, self.allowed)
+        chain = draw(_CHAINS) if "previous_response_id" in fields else None
+        return fields, tuple(forms), chain
+
+
 @st.composite
 def _step(
-    draw: st.DrawFn, count: int, policies: tuple[Policy, ...], modes: tuple[Mode, ...]
+    draw: st.DrawFn,
+    count: int,
+    policies: tuple[Policy, ...],
+    modes: tuple[Mode, ...],
+    surface: _Surface,
 ) -> Step:
     ask = draw(_asks(count))
     interject = draw(st.booleans())
@@ -44,7 +77,20 @@ def _step(
     policy = draw(st.sampled_from(policies))
     switch = draw(_switches(modes)) if len(modes) > 1 else None
     api, stream = switch if switch is not None else (None, None)
-    return Step(ask=ask, interject=interject, result=result, policy=policy, api=api, stream=stream)
+    if switch is not None:
+        surface.mode = switch
+    fields, forms, chain = surface.draw(draw)
+    return Step(
+        ask=ask,
+        interject=interject,
+        result=result,
+        policy=policy,
+        api=api,
+        stream=stream,
+        fields=fields,
+        forms=forms,
+        chain=chain,
+    )
 
 
 def _tidy(profile: Profile) -> Profile:
@@ -62,9 +108,12 @@ def _plans(
 ) -> Plan:
     declared: tuple[Tool, ...] = draw(tools(_tidy(profile), api))
     switchable = modes if profile.switch_modes else ()
+    allowed = tuple(n for n in field_dimensions(profile) if draw(ALLOWED) == 3)
+    # Made for this draw alone: the steps keep it up to date with the mode they switch to.
+    surface = _Surface(profile, declared, allowed, (api, stream))
     steps = draw(
         st.lists(
-            _step(len(declared), profile.session_policies, switchable),
+            _step(len(declared), profile.session_policies, switchable, surface),
             min_size=1,
             max_size=profile.session_turns,
         )
@@ -78,6 +127,6 @@ def plans(
     """Sessions that start in ``api``/``stream`` and may switch among ``modes`` between turns.
 
     Shrinks toward one step asking for the first of as few plain tools as the profile allows,
-    a JSON result, the ``passthrough`` policy (the profile's first), and no switch.
+    a JSON result, the ``passthrough`` policy (the profile's first), no switch and no field.
     """
     return _plans(profile, api, stream, tuple(modes))

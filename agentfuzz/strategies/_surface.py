@@ -22,7 +22,14 @@ from agentfuzz.profiles import Profile
 from agentfuzz.strategies._histories import _indexes
 from agentfuzz.surface import FORMS, HISTORY_DIMENSIONS, MALFORMED, applies
 
-__all__ = ["ALLOWED", "choice_forms", "malformed_kind", "surface_fields", "value_of"]
+__all__ = [
+    "ALLOWED",
+    "choice_forms",
+    "field_dimensions",
+    "malformed_kind",
+    "surface_fields",
+    "value_of",
+]
 
 Fields = dict[str, Any]
 
@@ -294,6 +301,13 @@ def _forms(api: Api) -> SearchStrategy[tuple[str, ...]]:
     return pick.map(lambda forms: tuple(f for f in FORMS[api] if f in forms))
 
 
+def field_dimensions(profile: Profile) -> tuple[str, ...]:
+    """The profile's dimensions that are drawn as fields or message forms of one request (the
+    rest change the history, or break the body)."""
+    skipped = ("malformed", *HISTORY_DIMENSIONS)  # drawn elsewhere
+    return tuple(n for n in profile.surface if n not in skipped)
+
+
 def surface_fields(
     draw: st.DrawFn,
     profile: Profile,
@@ -301,19 +315,23 @@ def surface_fields(
     stream: bool,
     tools: tuple[Tool, ...] = (),
     forms: list[str] | None = None,
+    allowed: tuple[str, ...] | None = None,
 ) -> Fields:
     """Draw the surface of one request: which of the profile's dimensions it may use, then
     their fields (``tools``: the declared ones, which a ``tool_choice`` form names; the
-    message forms drawn go into ``forms`` when given).
+    message forms drawn go into ``forms`` when given). ``allowed``: the dimensions already
+    allowed (a session draws them once for all its turns), instead of drawing them here.
 
     Shrinks toward no field at all: each allowed flag toward False, each use toward left out.
     """
-    skipped = ("malformed", *HISTORY_DIMENSIONS)  # drawn elsewhere
-    names = tuple(n for n in profile.surface if applies(n, api, stream) and n not in skipped)
+    names = tuple(n for n in field_dimensions(profile) if applies(n, api, stream))
     if forms is None:
         names = tuple(n for n in names if n != "message_forms")
     large = tuple(n for n in profile.max_tokens if n > 64)
-    allowed = [n for n in names if draw(ALLOWED) == 3]
+    if allowed is None:
+        allowed = tuple(n for n in names if draw(ALLOWED) == 3)
+    else:
+        allowed = tuple(n for n in names if n in allowed)
     fields: Fields = {}
     for name in allowed:
         if not draw(st.booleans()):

@@ -104,7 +104,9 @@ def test_seed_000_the_servers_own_call_hex_poisons_a_later_turn(
     # The id that poisons the last turn was minted by the server in an earlier one.
     minted = set(_CALL_HEX16.findall("".join(_answer_text(t) for t in turns[:-1])))
     assert minted & set(_call_ids(turns[-1]["request"]))
-    assert [v["oracle"] for v in turns[-1]["violations"]] == ["empty_turn"]
+    last = [v["oracle"] for v in turns[-1]["violations"]]
+    # Where the turn also forced a call (a tool_choice form), its empty answer breaks that too.
+    assert "empty_turn" in last and set(last) <= {"empty_turn", "tool_choice"}
     assert all(not t["violations"] for t in turns[:-1])
     assert _refires(found[0])
 
@@ -155,6 +157,8 @@ def test_fixed_profiles_stay_clean_over_400_sessions(tmp_path: Path, profile: st
         report = run(config)
     assert [f.violation.message for f in report.findings] == []
     assert report.turns[1][0] >= 400
+    # Every session reached turn 1 once, a refused turn sent again without its fields included.
+    assert report.turns[1][0] == sum(report.examples.values())
     assert max(report.turns) == 8
 
 

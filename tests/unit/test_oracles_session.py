@@ -258,3 +258,28 @@ def test_a_session_that_outgrew_the_context_is_refused_rightly(says: str) -> Non
     # The same status for another reason is still the server refusing its own history.
     assert found("self_rejection", ECHO, status(400, refused=True))
     assert found("self_rejection", ECHO, status(500, body=body, errors=(("status", "500"),)))
+
+
+def _asking(case: Case, **options: object) -> Case:
+    return case.model_copy(update={"options": case.options.model_copy(update=options)})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"fields": {"n": 2}}, {"forms": ("image_part",)}, {"malformed": "truncated"}],
+    ids=["field", "form", "malformed"],
+)
+def test_a_refused_turn_that_asks_for_more_than_its_history_is_no_session_fault(
+    options: dict[str, object],
+) -> None:
+    # The server may refuse ``n`` or an image part on their own: the history is not to blame.
+    asking = _asking(ECHO, **options)
+    touched = _asking(session_case(ASK, ANSWER, RESULT, untouched=False), **options)
+    for obs in (status(400, refused=True), status(500)):
+        assert found("self_rejection", asking, obs) == []
+        assert found("id_roundtrip", touched, obs) == []
+    # A stop string may end the answer to the echoed results before its first word.
+    assert found("id_roundtrip", asking, EMPTY) == []
+    # The same turns without it are judged as before.
+    assert found("self_rejection", ECHO, status(400, refused=True))
+    assert found("id_roundtrip", session_case(ASK, ANSWER, RESULT, untouched=False), status(500))

@@ -6,11 +6,13 @@ from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis.errors import NoSuchExample
 
-from agentfuzz.history import Api
+from agentfuzz.history import Api, Case, History, Options
 from agentfuzz.plan import POLICIES, RESULT_KINDS, Plan, Step
 from agentfuzz.profiles import Profile
 from agentfuzz.strategies import plans
+from agentfuzz.surface import DIMENSIONS, FORMS, HISTORY_DIMENSIONS, applies, used
 
 CHECK = settings(database=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 # Reachability needs only the first hit, so no shrinking.
@@ -124,3 +126,70 @@ def test_the_minimal_plan_under_the_default_profile_is_passthrough_without_switc
     assert minimal.steps == (Step(),)
     assert minimal.steps[0].policy == "passthrough"
     assert (minimal.api, minimal.stream) == ("responses", True)
+
+
+# --- the request surface of a session's turns -----------------------------------------------
+
+
+def _modes_of(p: Plan) -> list[tuple[Api, bool]]:
+    """The api and stream mode each step's turn goes out in."""
+    mode, out = (p.api, p.stream), []
+    for step in p.steps:
+        if step.api is not None and step.stream is not None:
+            mode = (step.api, step.stream)
+        out.append(mode)
+    return out
+
+
+@CHECK
+@given(plans(Profile(), "chat", True, MODES))
+def test_each_turns_fields_are_drawn_for_the_mode_it_goes_out_in(p: Plan) -> None:
+    for step, (api, stream) in zip(p.steps, _modes_of(p), strict=True):
+        case = Case(
+            history=History(tools=p.tools),
+            options=Options(fields=step.fields, forms=step.forms),
+            api=api,
+            stream=stream,
+        )
+        for name in used(case):
+            if name in DIMENSIONS:
+                assert applies(name, api, stream), (name, api, stream)
+                assert name not in HISTORY_DIMENSIONS and name != "malformed"
+        assert all(f in FORMS[api] for f in step.forms)
+        # Only a Responses turn that drew previous_response_id chains.
+        assert step.chain is None or "previous_response_id" in step.fields
+
+
+def test_sessions_reach_the_surface_on_several_turns_and_chain_both_ways() -> None:
+    assert _reaches(lambda s: "stop" in s.fields)
+    assert _reaches(lambda s: bool(s.forms))
+    assert _reaches(lambda s: "tool_choice" in s.fields)
+    for chain in ("own", "other"):
+        assert _reaches(lambda s, c=chain: s.chain == c)  # type: ignore[misc]
+    several = find(
+        plans(Profile(), "chat", False, MODES),
+        lambda p: sum(bool(s.fields) for s in p.steps) >= 3,
+        settings=FIND,
+    )
+    assert sum(bool(s.fields) for s in several.steps) >= 3
+
+
+def test_a_session_with_no_surface_in_its_profile_carries_no_field() -> None:
+    bare = Profile(surface=())
+    with pytest.raises(NoSuchExample):
+        find(
+            plans(bare, "responses", True, MODES),
+            lambda p: any(s.fields for s in p.steps),
+            settings=FIND,
+        )
+
+
+def test_a_turn_that_needs_a_field_shrinks_to_one_step_carrying_it_alone() -> None:
+    minimal = find(
+        plans(Profile(), "chat", False, MODES),
+        lambda p: any("stop" in s.fields for s in p.steps),
+        settings=SHRINK,
+    )
+    (step,) = minimal.steps
+    assert step.fields == {"stop": "\n"}
+    assert (step.forms, step.chain, step.policy, step.api) == ((), None, "passthrough", None)

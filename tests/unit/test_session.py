@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 
@@ -521,3 +522,101 @@ def test_a_call_without_an_id_goes_back_with_a_made_up_one_so_not_untouched() ->
     second = turns[1].case
     assert calls_in(second) == [""]
     assert second.session is not None and not second.session.untouched
+
+
+# --- the request surface of a turn, and chaining onto a stored answer ----------------------
+
+
+def answered_as(
+    response_id: str | None = None,
+    finish: str | None = None,
+    calls: tuple[Spec, ...] = (),
+    text: str = "",
+) -> Reply:
+    """``reply(*calls, text=text)``'s answer, with a Responses id and a finish reason."""
+    inner = reply(*calls, text=text)
+
+    def answer(case: Case) -> Observation:
+        obs = inner(case)
+        return dataclasses.replace(obs, response_id=response_id, finish_reason=finish)
+
+    return answer
+
+
+def test_a_steps_fields_and_forms_go_out_with_its_turn_only() -> None:
+    first = Step(fields={"stop": ["}"], "n": 2}, forms=("parts",))
+    turns, _ = run(plan(first, Step(ask=None)), TEXT, TEXT)
+    assert turns[0].case.options.fields == {"stop": ["}"], "n": 2}
+    assert turns[0].case.options.forms == ("parts",)
+    assert turns[1].case.options.fields == {}
+    assert turns[1].case.options.forms == ()
+    _, body = build_request(turns[0].case, "m")
+    assert (body["stop"], body["n"]) == (["}"], 2)
+
+
+def test_a_chained_turn_sends_only_what_is_new_and_names_the_sessions_last_answer() -> None:
+    first = answered_as("resp_1", calls=(call("call_a", item_id="fc_a"),))
+    p = plan(Step(), Step(chain="own", fields={"previous_response_id": "resp_never"}), Step())
+    turns, _ = run(
+        p.model_copy(update={"api": "responses"}), first, answered_as("resp_2", text="Done."), TEXT
+    )
+    chained = turns[1].case
+    assert chained.options.fields == {"previous_response_id": "resp_1"}
+    # The call is in the stored answer; only its result goes out.
+    assert kinds(chained) == ["tool_result"]
+    assert results_in(chained) == ["call_a"]
+    # The next turn resends the whole history, the answers included.
+    assert kinds(turns[2].case) == ["user", "assistant", "tool_result", "assistant", "user"]
+    assert turns[2].case.options.fields == {}
+
+
+def test_chaining_falls_back_to_the_whole_history_while_there_is_nothing_to_name() -> None:
+    own = Step(chain="own", fields={"previous_response_id": "resp_never"})
+    turns, _ = run(plan(own, api="responses"), TEXT)
+    assert turns[0].case.options.fields == {"previous_response_id": "resp_never"}
+    assert kinds(turns[0].case) == ["user"]
+    # On chat, a chain means nothing.
+    chat = run_session(
+        plan(Step(), Step(chain="own")), Server(answered_as("resp_1", text="Hi."), TEXT), quiet
+    )
+    assert chat[1].case.options.fields == {}
+    assert kinds(chat[1].case) == ["user", "assistant", "user"]
+
+
+def test_a_chain_onto_another_sessions_answer_names_the_id_it_was_given() -> None:
+    server = Server(TEXT)
+    (turn,) = run_session(
+        plan(Step(chain="other"), api="responses"), server, quiet, elsewhere="resp_x"
+    )
+    assert turn.case.options.fields == {"previous_response_id": "resp_x"}
+    assert kinds(turn.case) == ["user"]
+
+
+def test_an_answer_cut_by_its_budget_inside_its_calls_is_not_run() -> None:
+    cut = answered_as(finish="length", calls=(call("call_a"),))
+    turns, _ = run(plan(Step(fields={"max_tokens": 3}), Step()), cut, TEXT)
+    # Nothing of the cut answer goes back: the user asks again.
+    assert kinds(turns[1].case) == ["user", "user"]
+    # A cut answer of text alone is kept.
+    turns, _ = run(plan(Step(), Step(ask=None)), answered_as(finish="length", text="It is"), TEXT)
+    assert kinds(turns[1].case) == ["user", "assistant", "user"]
+
+
+def test_a_refused_turn_goes_again_without_its_fields_under_the_same_number() -> None:
+    refused = reply(status=400, refused=True)
+    first = answered_as("resp_1", calls=(call("call_a", item_id="fc_a"),))
+    p = plan(Step(), Step(chain="own", fields={"previous_response_id": "x"}, forms=("parts",)))
+    p = p.model_copy(update={"api": "responses"})
+    turns, _ = run(p, first, refused, TEXT)
+    assert [t.number for t in turns] == [1, 2, 2]
+    asked, again = turns[1].case, turns[2].case
+    assert asked.options.fields == {"previous_response_id": "resp_1"}
+    # The whole history, no field, no form, the same provenance.
+    assert (again.options.fields, again.options.forms) == ({}, ())
+    assert kinds(again) == ["user", "assistant", "tool_result"]
+    assert again.session == asked.session
+    # A 5xx is a fault, not a refusal: nothing is sent again; nor is a plain turn.
+    turns, _ = run(plan(Step(fields={"n": 2}), Step()), reply(status=500), TEXT)
+    assert [t.number for t in turns] == [1, 2]
+    turns, _ = run(plan(Step(), Step()), refused, TEXT)
+    assert [t.number for t in turns] == [1, 2]
