@@ -6,12 +6,13 @@ here is a false positive of agentfuzz's, the worst bug a fuzzer can have. This i
 takes minutes, not a timing: it prints, per run, the examples and requests sent, the findings
 (which must be none), and how the server answered each dimension (the coverage table).
 
-    python bench/silence.py                 # 2,500 examples per api/stream mode, both runs
+    python bench/silence.py                 # 2,500 examples per api/stream mode, every run
     python bench/silence.py --examples 250  # a quick look
 
 The profile is ``strategies/default.toml`` with the server extensions added (``--profile``
 takes another). The direct run uses two workers; proxy mode runs with one (its backend log is
-one per process).
+one per process). A third run sends sessions (``--mode session``, a fifth as many, each several
+turns), whose turns draw the same surface, each beginning from the server's own answers.
 """
 
 from __future__ import annotations
@@ -84,13 +85,21 @@ def main(argv: list[str] | None = None) -> int:
         profile = args.profile or _everything(work)
         with served("fixed") as (base, _model):
             direct = _fuzz(base, work / "direct", profile, args.examples, "--workers", "2")
+            sessions = _fuzz(
+                base, work / "sessions", profile, max(1, args.examples // 5),
+                "--mode", "session", "--workers", "2",
+            )  # fmt: skip
         port = free_port()
         with planted_proxy(port, "faithful") as url:
             proxied = _fuzz(
                 url, work / "proxy", profile, args.examples,
                 "--backend", "fixed", "--backend-port", str(port),
             )  # fmt: skip
-        silent = [_report("fixed, direct", direct), _report("fixed, faithful proxy", proxied)]
+        silent = [
+            _report("fixed, direct", direct),
+            _report("fixed, sessions", sessions),
+            _report("fixed, faithful proxy", proxied),
+        ]
     print("\nsilent" if all(silent) else "\nNOT SILENT: every bundle above is a false positive")
     return 0 if all(silent) else 1
 
