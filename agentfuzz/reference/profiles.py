@@ -56,6 +56,9 @@ class Profile:
     ignore_allowed: bool = False
     # A body carrying this top-level field crashes the handler: a plain-text 500 (planted).
     crash_on_field: str | None = None
+    # A ``previous_response_id`` naming an answer this server gave crashes the handler, a
+    # plain-text 500; one it never gave is refused (planted: a store that cannot read back).
+    crash_on_stored: bool = False
 
 
 _PROFILES = (
@@ -162,6 +165,11 @@ _PROFILES = (
         name="min-p-500",
         summary="Planted: vLLM's and llama.cpp's min_p sampling field crashes the handler, a 500.",
         crash_on_field="min_p",
+    ),
+    Profile(
+        name="stored-500",
+        summary="Planted: previous_response_id naming one of the server's own answers is a 500.",
+        crash_on_stored=True,
     ),
 )
 

@@ -50,6 +50,8 @@ class _Server:
         self.seed = seed
         self.latency_ms = latency_ms
         self.counter = itertools.count()
+        # The Responses answers given, by id (``crash_on_stored`` only).
+        self.given: set[str] = set()
         self.model = "gpt-oss-reference" if profile.template == "harmony" else "kimi-k2-reference"
 
     async def models(self, request: Request) -> Response:
@@ -72,6 +74,9 @@ class _Server:
         if self.profile.crash_on_parts and _has_parts(body):
             return PlainTextResponse("Internal Server Error", status_code=500)
         if crash is not None and isinstance(body, dict) and crash in body:
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        stored = isinstance(body, dict) and body.get("previous_response_id") in self.given
+        if self.profile.crash_on_stored and stored:
             return PlainTextResponse("Internal Server Error", status_code=500)
         try:
             return parse_chat(body) if api == "chat" else parse_responses(body)
@@ -113,8 +118,18 @@ class _Server:
                 return _sse(response_error_events(turn, str(failure), rng))
             return PlainTextResponse("Internal Server Error", status_code=500)
         if not turn.stream:
-            return JSONResponse(response_body(self.profile, turn, got.prompt, got.parsed, got.rng))
-        return _sse(response_events(self.profile, turn, got.prompt, got.parsed, got.rng))
+            body = response_body(self.profile, turn, got.prompt, got.parsed, got.rng)
+            self._give(body)
+            return JSONResponse(body)
+        events = response_events(self.profile, turn, got.prompt, got.parsed, got.rng)
+        # The first event, response.created, names the answer.
+        self._give(json.loads(events[0][1]).get("response"))
+        return _sse(events)
+
+    def _give(self, response: Any) -> None:
+        """Note the answer ``response`` as given (``crash_on_stored`` only)."""
+        if self.profile.crash_on_stored and isinstance(response, dict):
+            self.given.add(str(response.get("id")))
 
     def _knobs(self) -> dict[str, Any]:
         return {"seed": self.seed, "temperature": self.temperature, "counter": next(self.counter)}

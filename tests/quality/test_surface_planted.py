@@ -5,8 +5,10 @@ not JSON crashes the handler), shrunk to one message sent as JSON cut short; ``p
 (content as a list of parts crashes it), shrunk to one message of one part; ``allowed-ignored``
 (``allowed_tools`` offers every tool), shrunk to two tools and one allowed; ``quote-names-cut``
 (a name cut at its quote), shrunk to that tool; ``instructions-500`` (Responses only) and
-``min-p-500`` (a server extension, once the profile names it), each shrunk to its field alone.
-The ``fixed`` profile answers or refuses every dimension and stays silent."""
+``min-p-500`` (a server extension, once the profile names it), each shrunk to its field alone;
+``stored-500`` (a ``previous_response_id`` naming one of the server's own answers), reached by
+a session alone and shrunk to two turns, the second chained onto the first. The ``fixed``
+profile answers or refuses every dimension and stays silent."""
 
 from __future__ import annotations
 
@@ -178,3 +180,22 @@ def test_a_crash_on_a_server_extension_is_found_once_the_profile_names_it(
         "stream",
         "min_p",
     }
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_crash_on_a_stored_answer_is_reached_by_a_session_chaining_onto_it(
+    tmp_path: Path, stream: bool
+) -> None:
+    # A synthetic request names only ids no answer ever had: the server refuses them rightly.
+    assert _fuzz(tmp_path / "synthetic", "stored-500", "responses", stream, 200)[0] == 0
+    code, output = _fuzz(tmp_path, "stored-500", "responses", stream, 40, "--mode", "session")
+    assert code == 1, output
+    (folder,) = [p.parent for p in tmp_path.glob("error-*/repro.json")]
+    request = json.loads((folder / "repro.json").read_text())["request"]
+    turns = json.loads((folder / "session.json").read_text())["turns"]
+    # Two turns: an answer, then only what is new since it, naming it.
+    assert len(turns) == 2 and turns[-1]["request"] == request
+    first = turns[0]["response"]
+    said = first.get("body") or "".join(e["data"] for e in first.get("events") or [])
+    assert request["previous_response_id"] in said
+    assert [i["type"] for i in request["input"]] == ["function_call_output"]
