@@ -118,7 +118,6 @@ def id_roundtrip(case: Case, obs: Observation) -> Iterator[Violation]:
     if status is not None and status >= 400:
         if (case.session is not None and case.session.untouched) or _too_long(obs):
             return
-
         what = f"rejected with HTTP {status}"
         signature = f"id_roundtrip:status:{status}:{family}"
     elif obs.errors:
