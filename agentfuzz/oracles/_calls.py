@@ -47,12 +47,21 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def _argument_fault(call: ObservedCall, tool: Tool | None) -> tuple[str, str] | None:
     """What is wrong with a call's arguments, as (signature suffix, detail), or None."""
     try:
         value = json.loads(call.arguments, parse_constant=_reject_constant)
     except ValueError as exc:
         return "not_json", str(exc)
+    if isinstance(value, str) and _is_object(value):
+        return "double_encoded", "arguments are a JSON string holding a JSON object"
     if not isinstance(value, dict):
         return "not_object", f"arguments are a JSON {type(value).__name__}, not an object"
     validator = _validator(tool.parameters) if tool is not None else None
@@ -74,19 +83,27 @@ def bad_arguments(case: Case, obs: Observation) -> Iterator[Violation]:
 
     Skipped for turns the client's limits may have cut (the token limit, stop strings): a
     truncated call there is what was asked for.
-    Only JSON-ness is a promise every server makes; matching the schema is one only where the
-    server constrains the arguments (structured outputs, ``strict``). Against a real model
-    that writes its arguments freely, ``bad_arguments:schema`` is the model's answer, and
-    this oracle cannot tell the two apart: a target's fuzz profile says which it is.
+    Only JSON-ness is a promise every server makes; an object, and one matching the schema,
+    is a promise only where the server constrains the arguments (structured outputs,
+    ``strict``). Against a real model that writes its arguments freely,
+    ``bad_arguments:schema`` and ``bad_arguments:not_object`` (a string, a number) are the
+    model's answer, and this oracle cannot tell them from a server's fault: a target's fuzz
+    profile says which they are. A JSON string that holds a JSON object is
+    ``bad_arguments:double_encoded``: arguments encoded twice, which is a server's doing. A
+    call to a tool declared ``strict: true`` is signed ``bad_arguments:strict:…``: there the
+    server promised the schema, whoever writes the arguments.
     """
     if not is_answer(obs) or is_cut(case, obs):
         return
     tools = declared_tools(case)
     for n, call in enumerate(obs.tool_calls):
-        fault = _argument_fault(call, find_tool(call, tools, obs.api))
+        tool = find_tool(call, tools, obs.api)
+        fault = _argument_fault(call, tool)
         if fault is None:
             continue
         kind, detail = fault
+        if tool is not None and tool.strict:
+            kind = f"strict:{kind}"
         yield Violation(
             oracle="bad_arguments",
             message=f"tool call {n} ({call.name!r}) arguments rejected: {one_line(detail)}",

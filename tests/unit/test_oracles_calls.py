@@ -50,6 +50,8 @@ def _run(oracle: str, obs: Observation, case: Case | None = None) -> list[Violat
         ('{"city": NaN}', "bad_arguments:not_json"),
         ('["Paris"]', "bad_arguments:not_object"),
         ('"Paris"', "bad_arguments:not_object"),
+        ('"{\\"city\\": \\"Paris\\"}"', "bad_arguments:double_encoded"),
+        ('"[1]"', "bad_arguments:not_object"),
         ("{}", "bad_arguments:schema:required"),
         ('{"city": 7}', "bad_arguments:schema:type"),
         ('{"city": "Paris", "days": 0}', "bad_arguments:schema:minimum"),
@@ -75,6 +77,20 @@ def test_undeclared_tools_only_need_a_json_object() -> None:
     assert _run("bad_arguments", _obs(_call("nope", '{"anything": [1]}'))) == []
     (found,) = _run("bad_arguments", _obs(_call("nope", "[1]")))
     assert found.signature == "bad_arguments:not_object"
+
+
+def test_a_call_to_a_strict_tool_is_signed_apart_where_the_server_promised_the_schema() -> None:
+    strict = WEATHER.model_copy(update={"strict": True})
+    case = Case(history=History(tools=(strict,), items=(UserMessage(text="hi"),)))
+    kinds = [
+        v.signature
+        for arguments in ("{}", '"Paris"')
+        for v in _run("bad_arguments", _obs(_call("get_weather", arguments)), case)
+    ]
+    assert kinds == ["bad_arguments:strict:schema:required", "bad_arguments:strict:not_object"]
+    # So a profile that leaves the model's own misses out ("bad_arguments:schema") keeps these.
+    model_own = ("bad_arguments:schema", "bad_arguments:not_object")
+    assert not any(k.startswith(model_own) for k in kinds)
 
 
 def test_bad_arguments_skips_turns_cut_by_the_token_limit() -> None:
