@@ -15,8 +15,10 @@ fields the backend did not get from the client (``stream_options``, defaults, ``
 ``model``); a tool renamed (paired with its twin by identical description and parameters) as
 long as ``tool_choice`` follows it, history calls named either way; a hosted tool
 (``file_search``…) the backend did not get, replaced by one function of the proxy's own that
-emulates it. The comparison runs once per backend request: a proxy may retry, and each retry must
-be faithful on its own.
+emulates it; what it does with a part no server reads as text (an image, a part of an unknown
+type or with no type) in the last user message: refuse it, drop it, pass it on or read its
+``text`` as text, so that message is not compared. The comparison runs once per backend request:
+a proxy may retry, and each retry must be faithful on its own.
 """
 
 from __future__ import annotations
@@ -185,15 +187,35 @@ def _lost_and_injected(
     sent: list[Entry], got: list[Entry], matched: dict[int, int]
 ) -> Iterator[Violation]:
     kinds = {"message": "message_lost", "call": "call_lost", "result": "result_lost"}
-    for i, entry in enumerate(sent):
-        if i not in matched:
-            what = _describe(entry)
-            yield _finding(kinds[entry.kind], f"the {what} never reached the backend", what)
     reached = set(matched.values())
+    # A result unmatched on both sides under the same id reached the backend, its output changed.
+    unmatched = {e.id: i for i, e in enumerate(got) if i not in reached and e.kind == "result"}
+    for i, entry in enumerate(sent):
+        if i in matched:
+            continue
+        what = _describe(entry)
+        twin = unmatched.pop(entry.id, None) if entry.kind == "result" and entry.id else None
+        if twin is None:
+            yield _finding(kinds[entry.kind], f"the {what} never reached the backend", what)
+            continue
+        reached.add(twin)
+        change = f"{one_line(entry.key[1], 60)!r} -> {one_line(got[twin].key[1], 60)!r}"
+        yield _finding(
+            "result_altered", f"the {what} reached the backend with its output changed", change
+        )
     for i, entry in enumerate(got):
         if i not in reached:
             what = _describe(entry)
             yield _finding("injected", f"the backend received a {what} the client never sent", what)
+
+
+# Message forms that put a part no server reads as text into the last user message.
+_ODD_PARTS = ("image_part", "unknown_part", "untyped_part")
+
+
+def _but_last_user(found: list[Entry]) -> list[Entry]:
+    users = [i for i, e in enumerate(found) if e.kind == "message" and e.key[0] == "user"]
+    return [e for i, e in enumerate(found) if not users or i != users[-1]]
 
 
 def compare(sent: Case, got: Case) -> list[Violation]:
@@ -201,6 +223,8 @@ def compare(sent: Case, got: Case) -> list[Violation]:
     renames = _renames(sent.history.tools, got.history.tools)
     back = {new: old for old, new in renames.items()}
     mine, theirs = entries(sent.history, back), entries(got.history, back)
+    if any(form in _ODD_PARTS for form in sent.options.forms):
+        mine, theirs = _but_last_user(mine), _but_last_user(theirs)
     matched = align(mine, theirs)
     merge_texts(mine, theirs, matched)
     pairs = [(mine[s], theirs[g]) for s, g in matched.items()]

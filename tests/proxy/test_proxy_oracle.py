@@ -424,3 +424,36 @@ def test_a_hosted_tool_emulated_by_a_function_of_the_proxy_is_no_injection() -> 
     got["tools"].append(_tool("delete_everything"))
     found = _check(sent, got, sent_path=RESPONSES)
     assert _kinds(found) == {"injected"} and "delete_everything" in found[0][1]
+
+
+def test_what_a_proxy_makes_of_a_part_no_server_reads_as_text_is_its_own_call() -> None:
+    # LiteLLM gives an untyped part the type text, and so the backend reads "no type" as text.
+    odd = [{"type": "input_text", "text": ""}, {"text": "no type"}]
+    sent = {"model": "m", "input": [{"type": "message", "role": "user", "content": odd}]}
+    typed = [{"type": "text", "text": ""}, {"type": "text", "text": "no type"}]
+    got = {"model": "m", "messages": [{"role": "user", "content": typed}]}
+    assert _check(sent, got, sent_path=RESPONSES) == []
+    # Without such a part the same change is still found, and so is any other message lost.
+    plain = {"model": "m", "input": [{"type": "message", "role": "user", "content": "hi"}]}
+    assert _kinds(_check(plain, got, sent_path=RESPONSES)) == {"message_lost", "injected"}
+    earlier = {"type": "message", "role": "user", "content": "first"}
+    sent["input"].insert(0, earlier)
+    assert _kinds(_check(sent, got, sent_path=RESPONSES)) == {"message_lost"}
+
+
+def test_a_result_that_arrived_with_another_output_is_altered_not_lost() -> None:
+    # LiteLLM sends a tool output of empty text parts as the JSON text of those parts.
+    call = {"type": "function_call", "call_id": "call_0", "name": "get_weather", "arguments": "{}"}
+    output = [{"type": "input_text", "text": ""}]
+    result = {"type": "function_call_output", "call_id": "call_0", "output": output}
+    user = {"type": "message", "role": "user", "content": "hi"}
+    sent = {"model": "m", "input": [user, call, result]}
+    assistant = {"role": "assistant", "content": None, "tool_calls": [_call("call_0", args="{}")]}
+    dumped = {"role": "tool", "tool_call_id": "call_0", "content": json.dumps(output)}
+    got = {"model": "m", "messages": [{"role": "user", "content": "hi"}, assistant, dumped]}
+    found = _check(sent, got, sent_path=RESPONSES)
+    assert _kinds(found) == {"result_altered"}, found
+    assert "call_0" in found[0][1]
+    # Under another id it is a result lost and another injected, as before.
+    dumped["tool_call_id"] = "call_9"
+    assert _kinds(_check(sent, got, sent_path=RESPONSES)) >= {"result_lost", "injected"}
