@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterator
 
@@ -79,9 +81,50 @@ def _completion_tokens(obs: Observation) -> int | None:
     return None
 
 
+# What an error message says once what varies with the request is taken out: bracketed text
+# (a validator's dump of the request), quoted text, ids and numbers; the words left say the cause.
+_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+# A word: letters (dotted, as in a module path); a token with a digit or "_" in it is an id.
+_WORD = re.compile(r"[a-z]{2,}(?:\.[a-z]+)*")
+# Messages that name no cause: every such 5xx is one signature.
+_GENERIC = {"", "internal server error", "internal error", "error", "server error"}
+
+
+def _message(body: str) -> str:
+    """The message of a JSON error body (``error.message``, ``message``, ``detail``), else the
+    body itself."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body
+    inner = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
+    if isinstance(inner, dict):
+        inner = inner.get("message", inner.get("detail", ""))
+    return inner if isinstance(inner, str) else ""
+
+
+def _cause(body: str) -> str | None:
+    """A short stable digest of a 5xx's error message, so that two faults behind one status
+    are two findings; None when the message names no cause (a bare "Internal Server Error")."""
+    said = _message(body).lower()
+    for _ in range(4):  # nested brackets, innermost first
+        said = _BRACKETED.sub(" ", said)
+    tokens = (t.strip(".,:;!?-") for t in _QUOTED.sub(" ", said).split())
+    words = " ".join([t for t in tokens if _WORD.fullmatch(t)][:12])
+    if words in _GENERIC:
+        return None
+    return hashlib.sha1(words.encode()).hexdigest()[:6]
+
+
 @register("error")
 def error(case: Case, obs: Observation) -> Iterator[Violation]:
-    """One violation per distinct protocol fault the assembly recorded in ``obs.errors``."""
+    """One violation per distinct protocol fault the assembly recorded in ``obs.errors``.
+
+    A 5xx is signed with its status and, when its error message names a cause, a digest of that
+    message with what varies per request taken out (``_cause``): one server's 500 for an
+    unknown part and its 500 for a bad ``messages`` are two findings, not one.
+    """
     seen: dict[str, list[str]] = {}
     for kind, detail in obs.errors:
         seen.setdefault(kind, []).append(detail)
@@ -91,6 +134,9 @@ def error(case: Case, obs: Observation) -> Iterator[Violation]:
             code = obs.exchange.status or _leading_code(details[0])
             if code is not None:
                 signature += f":{code}"
+            cause = _cause(obs.exchange.body) if code is not None and code >= 500 else None
+            if cause is not None:
+                signature += f":{cause}"
         more = f" ({len(details)} times)" if len(details) > 1 else ""
         about = _ERROR_KINDS.get(kind, "protocol fault")
         yield Violation(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -113,3 +114,36 @@ def test_empty_turn_evidence_names_the_tokens_the_server_counted(
     assert ("completion_tokens=" in evidence) is (count is not None)
     if count is not None:
         assert evidence.endswith(f"completion_tokens={count}")
+
+
+def _status_500(body: str) -> Observation:
+    exchange = Exchange(url="http://x/v1/chat/completions", request={}, stream=False, status=500)
+    exchange = dataclasses.replace(exchange, body=body)
+    return Observation(exchange=exchange, errors=(("http_status", f"500: {body}"),))
+
+
+def _signature(body: str) -> str:
+    (found,) = check(CASE, _status_500(body), only=["error"])
+    return found.signature
+
+
+def test_a_5xx_is_signed_by_the_cause_its_message_names_not_by_what_varies() -> None:
+    def litellm(what: str) -> str:
+        message = f"litellm.APIConnectionError: OpenAIException - {what}"
+        return json.dumps({"error": {"message": message, "code": "500"}})
+
+    untyped = _signature(litellm("Invalid user message at index 0. Please ensure all are valid"))
+    again = _signature(litellm("Invalid user message at index 3. Please ensure all are valid"))
+    other = _signature(litellm("'int' object is not iterable"))
+    assert untyped == again != other
+    assert untyped.startswith("error:http_status:500:")
+    # A validator's dump of the request, quoted names and ids do not make two findings of one.
+    dump = "2 validation errors: {'type': 'literal_error', 'loc': ('body', 'messages', %d)}"
+    assert _signature(json.dumps({"detail": dump % 0})) == _signature(
+        json.dumps({"detail": dump % 7})
+    )
+    named = "tool 'get_weather' failed for call_0f3a9c2b7d1e"
+    assert _signature(named) == _signature("tool 'run_shell' failed for call_aaaaaaaaaaaa")
+    # A bare status page names no cause: one signature, as before.
+    for bare in ("Internal Server Error", "", '{"error": {"message": "Internal Server Error"}}'):
+        assert _signature(bare) == "error:http_status:500"
