@@ -96,7 +96,7 @@ def _message(body: str) -> str:
     body itself."""
     try:
         parsed = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return body
     inner = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
     if isinstance(inner, dict):

@@ -144,6 +144,8 @@ def test_a_5xx_is_signed_by_the_cause_its_message_names_not_by_what_varies() -> 
     )
     named = "tool 'get_weather' failed for call_0f3a9c2b7d1e"
     assert _signature(named) == _signature("tool 'run_shell' failed for call_aaaaaaaaaaaa")
+    # A body nested past the parser's depth is read as text, never an error of ours.
+    assert _signature("[" * 5000).startswith("error:http_status:500")
     # A bare status page names no cause: one signature, as before.
     for bare in ("Internal Server Error", "", '{"error": {"message": "Internal Server Error"}}'):
         assert _signature(bare) == "error:http_status:500"
