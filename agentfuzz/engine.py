@@ -221,16 +221,21 @@ class _Run:
         found: list[Violation] = []
         recorded: list[Recorded] = []
 
-        failed_at: dict[int, bool] = {}  # per turn number, whether it failed (once per session)
+        # A turn sent again without its refused fields is counted once: reached, and failed.
+        reached_at: set[int] = set()
+        failed_at: set[int] = set()
 
         def record(turn: Turn) -> None:
             turns.append(turn)
             server_side = self.judge.faults(turn.violations)
-            reached, failed = tally.get(turn.number, (0, 0))
-            before = failed_at.get(turn.number)
-            now = bool(server_side) or bool(before)
-            failed_at[turn.number] = now
-            tally[turn.number] = (reached + (before is None), failed + (now and not before))
+            number = turn.number
+            first = number not in reached_at
+            newly_failed = bool(server_side) and number not in failed_at
+            reached_at.add(number)
+            if newly_failed:
+                failed_at.add(number)
+            reached, failed = tally.get(number, (0, 0))
+            tally[number] = (reached + first, failed + newly_failed)
             for v in server_side:
                 self.store.offer(v, turn.case, turn.observation, tuple(turns))
             found.extend(server_side)

@@ -75,8 +75,7 @@ class _Server:
             return PlainTextResponse("Internal Server Error", status_code=500)
         if crash is not None and isinstance(body, dict) and crash in body:
             return PlainTextResponse("Internal Server Error", status_code=500)
-        stored = isinstance(body, dict) and body.get("previous_response_id") in self.given
-        if self.profile.crash_on_stored and stored:
+        if self.profile.crash_on_stored and _names_given(body, self.given):
             return PlainTextResponse("Internal Server Error", status_code=500)
         try:
             return parse_chat(body) if api == "chat" else parse_responses(body)
@@ -119,17 +118,14 @@ class _Server:
             return PlainTextResponse("Internal Server Error", status_code=500)
         if not turn.stream:
             body = response_body(self.profile, turn, got.prompt, got.parsed, got.rng)
-            self._give(body)
+            if self.profile.crash_on_stored:
+                self.given.add(str(body["id"]))
             return JSONResponse(body)
         events = response_events(self.profile, turn, got.prompt, got.parsed, got.rng)
-        # The first event, response.created, names the answer.
-        self._give(json.loads(events[0][1]).get("response"))
+        if self.profile.crash_on_stored:
+            # The first event, response.created, names the answer.
+            self.given.add(str(json.loads(events[0][1])["response"]["id"]))
         return _sse(events)
-
-    def _give(self, response: Any) -> None:
-        """Note the answer ``response`` as given (``crash_on_stored`` only)."""
-        if self.profile.crash_on_stored and isinstance(response, dict):
-            self.given.add(str(response.get("id")))
 
     def _knobs(self) -> dict[str, Any]:
         return {"seed": self.seed, "temperature": self.temperature, "counter": next(self.counter)}
@@ -142,6 +138,12 @@ class _Server:
 def _refusal(message: str) -> JSONResponse:
     error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
     return JSONResponse({"error": error}, status_code=400)
+
+
+def _names_given(body: Any, given: set[str]) -> bool:
+    """Whether ``body``'s ``previous_response_id`` names one of the answers in ``given``."""
+    named = body.get("previous_response_id") if isinstance(body, dict) else None
+    return isinstance(named, str) and named in given
 
 
 def _has_parts(body: Any) -> bool:

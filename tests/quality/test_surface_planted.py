@@ -16,10 +16,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
+from agentfuzz.reference import serve_in_thread
 
 # The Kimi markup and call body the reference model writes: a stop must land inside them.
 MARKUP = (
@@ -199,3 +201,11 @@ def test_a_crash_on_a_stored_answer_is_reached_by_a_session_chaining_onto_it(
     said = first.get("body") or "".join(e["data"] for e in first.get("events") or [])
     assert request["previous_response_id"] in said
     assert [i["type"] for i in request["input"]] == ["function_call_output"]
+
+
+def test_the_stored_answer_server_refuses_an_id_it_never_gave_whatever_its_shape() -> None:
+    with serve_in_thread("stored-500") as url:
+        for named in ("resp_never", {"id": "x"}, ["resp_x"], 7):
+            body = {"model": "m", "input": "hi", "previous_response_id": named}
+            answer = httpx.post(f"{url}/responses", json=body, timeout=10)
+            assert answer.status_code == 400, (named, answer.text)
