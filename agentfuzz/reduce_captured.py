@@ -10,13 +10,14 @@ firing. Against a stochastic target every candidate is judged "fails in at least
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentfuzz.config import version
+from agentfuzz.config import new_run_id, version
 from agentfuzz.dialects import InputError, parse_text
 from agentfuzz.history import Case
 from agentfuzz.judge import Judge, Verdict, any_of
@@ -25,6 +26,7 @@ from agentfuzz.reduction import reduce_case
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.target import Target, wire_items
 from agentfuzz.trials import MEASURE_TRIES, tries_for
+from agentfuzz.validity import repair
 
 __all__ = [
     "InputError",
@@ -56,7 +58,9 @@ def found_by_after(text: str, command: str) -> dict[str, Any]:
     if isinstance(doc, dict):
         earlier = doc.get("found_by")
     base = dict(earlier) if isinstance(earlier, dict) else {"command": None}
-    return base | {"reduce": {"command": command, "agentfuzz": version()}}
+    # A run of its own: its bundle never overwrites the campaign's it was cut from.
+    step = {"command": command, "agentfuzz": version(), "from_run": base.get("run")}
+    return base | {"run": new_run_id(), "reduce": step}
 
 
 class NothingToReduce(Exception):
@@ -79,6 +83,8 @@ class Reduction:
     # Stopped (Ctrl-C, SIGTERM) while reducing: ``reduced`` is the smallest failure so far and
     # its rate was not measured.
     interrupted: bool = False
+    # The API rules the reduced request still breaks because the failure needs them.
+    needs: tuple[str, ...] = ()
 
 
 def _judge(target: Target, oracle: str | None) -> Judge:
@@ -152,7 +158,8 @@ def reduce_input(
         return failed
 
     try:
-        reduced = reduce_case(original, fails, budget)
+        # Smallest first, then as valid a conversation as the failure allows (``validity``).
+        reduced, needs = repair(reduce_case(original, fails, budget), fails)
         during = judge.fired
         judge.fired = None
         hits, total = judge.rate(match, prepare(reduced))
@@ -161,9 +168,10 @@ def reduce_input(
         return _reduction(source, original, smallest, tries, None, target.calls, steps, prepare)
     evidence = judge.fired or during or confirmation
     measured = (hits, total)
-    return _reduction(
+    done = _reduction(
         source, original, [reduced, evidence], tries, measured, target.calls, steps, prepare
     )
+    return dataclasses.replace(done, needs=needs)
 
 
 def _reduction(
@@ -217,6 +225,7 @@ def write_reduction(
         reproduced=reproduced,
         observation=obs,
         found_by=found_by,
+        needs=reduction.needs,
     )
     folder = write_bundle(out, repro)
     doc = {

@@ -18,7 +18,7 @@ removed call takes its results with it; a result left orphaned only by removing 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from agentfuzz.history import (
@@ -32,10 +32,12 @@ from agentfuzz.history import (
     UserMessage,
 )
 
-__all__ = ["candidates", "case_size", "reduce_case"]
+__all__ = ["candidates", "case_size", "reduce_case", "renamed", "well_formed"]
 
 
-def _well_formed(case: Case) -> bool:
+def well_formed(case: Case) -> bool:
+    """Opens with the user and ends where the server must speak; a named tool_choice names a
+    declared tool."""
     items = case.history.items
     # An agent history opens with the user (after any system prompts) and ends where the
     # server must speak.
@@ -144,7 +146,7 @@ def _simpler(case: Case) -> Iterator[Case]:
     calls = case.history.calls
     plain_ids = {c.id: f"call_{k}" for k, c in enumerate(calls)}
     if any(old != new for old, new in plain_ids.items()) and len(plain_ids) == len(calls):
-        yield _with_items(case, tuple(_renamed(it, plain_ids) for it in items))
+        yield _with_items(case, tuple(renamed(it, plain_ids) for it in items))
     for i, it in enumerate(items):
         simpler: Item | None = None
         if isinstance(it, UserMessage | SystemMessage) and it.text:
@@ -158,7 +160,8 @@ def _simpler(case: Case) -> Iterator[Case]:
             yield _with_items(case, (*items[:i], simpler, *items[i + 1 :]))
 
 
-def _renamed(item: Item, ids: dict[str, str]) -> Item:
+def renamed(item: Item, ids: Mapping[str, str]) -> Item:
+    """``item`` with its call ids (or the id it answers) renamed as ``ids`` says."""
     if isinstance(item, ToolResult) and item.call_id in ids:
         return item.model_copy(update={"call_id": ids[item.call_id]})
     if isinstance(item, AssistantMessage) and item.tool_calls:
@@ -251,7 +254,7 @@ def _cut_items(case: Case, fails: Callable[[Case], bool]) -> Case:
 
 
 def _tried(candidate: Case, fails: Callable[[Case], bool]) -> bool:
-    return _well_formed(candidate) and fails(candidate)
+    return well_formed(candidate) and fails(candidate)
 
 
 def reduce_case(case: Case, fails: Callable[[Case], bool], budget: int = 200) -> Case:
@@ -277,7 +280,7 @@ def reduce_case(case: Case, fails: Callable[[Case], bool], budget: int = 200) ->
         while improved:
             improved = False
             for candidate in candidates(case):
-                if not _well_formed(candidate) or case_size(candidate) >= case_size(case):
+                if not well_formed(candidate) or case_size(candidate) >= case_size(case):
                     continue
                 if counted(candidate):
                     case, improved = candidate, True
