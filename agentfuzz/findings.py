@@ -8,19 +8,47 @@ last got smaller (what the shrinker is working on).
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentfuzz.history import Case
+from agentfuzz.history import AssistantMessage, Case, ToolResult
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.reduction import case_size
-from agentfuzz.repro import Repro, observed_summary, write_bundle
+from agentfuzz.repro import Repro, fold_bundles, observed_summary, write_bundle
 from agentfuzz.session import Turn
-from agentfuzz.summary import Coverage, FindingRow, Latency, Summary, TurnRow
+from agentfuzz.summary import Coverage, FindingRow, Latency, Summary, Symptom, TurnRow
 
-__all__ = ["Finding", "FindingStore", "Report", "Status", "TurnTable"]
+__all__ = ["Finding", "FindingStore", "Report", "Status", "TurnTable", "fold", "mode_of"]
+
+
+def history_digest(case: Case) -> str:
+    """A short digest of a case's history (tools and items, not its knobs or mode), its call
+    ids numbered in order: the same history whatever ids a repro ended up with."""
+    numbered: dict[str, str] = {}
+    for call in case.history.calls:
+        numbered.setdefault(call.id, f"call_{len(numbered)}")
+    items = []
+    for it in case.history.items:
+        if isinstance(it, AssistantMessage) and it.tool_calls:
+            calls = tuple(
+                c.model_copy(update={"id": numbered[c.id], "item_id": None}) for c in it.tool_calls
+            )
+            it = it.model_copy(update={"tool_calls": calls})
+        elif isinstance(it, ToolResult):
+            it = it.model_copy(update={"call_id": numbered.get(it.call_id, "orphan")})
+        items.append(it.model_dump_json())
+    text = case.history.model_copy(update={"items": ()}).model_dump_json() + "".join(items)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def mode_of(case: Case) -> str:
+    """The mode a case went out in: ``chat/stream``, ``session responses/no-stream``."""
+    mode = f"{case.api}/{'stream' if case.stream else 'no-stream'}"
+    return f"session {mode}" if case.session is not None else mode
+
 
 # Session turn number -> (sessions that reached it, sessions whose turn failed there).
 TurnTable = dict[int, tuple[int, int]]
@@ -62,6 +90,20 @@ class Finding:
     # With --trials auto: tries per judgement, from the rate measured when first found.
     tries: int = 1
     measured: bool = False
+    # The other failures the same request showed at once (its symptoms, when one cause).
+    cofired: set[tuple[str, str]] = field(default_factory=set)
+    # Modes (``chat/stream``, ``session responses/no-stream``) this failure was seen on.
+    seen_on: set[str] = field(default_factory=set)
+    # Modes the final repro was re-sent on and failed the same way (its own first).
+    reproduces_on: tuple[str, ...] = ()
+    # The API's rules the final repro still breaks because the failure needs them.
+    needs: tuple[str, ...] = ()
+    # How its call ids came about, when they are ids this server minted (``Mechanism``).
+    mechanism: dict[str, Any] | None = None
+    # The server's own id shape that stops the failure, when one does (``explain``).
+    cleared_by: dict[str, Any] | None = None
+    # Reduced, repaired and confirmed: a later, smaller example no longer replaces it.
+    settled: bool = False
 
     @property
     def size(self) -> tuple[int, int, int]:
@@ -73,13 +115,19 @@ class Report:
     """What a run found, for the summary table and the exit code."""
 
     findings: list[Finding] = field(default_factory=list)
+    # Generated examples per mode (what --max-examples bounds); Hypothesis's shrink steps per
+    # mode, and the steps of agentfuzz's own reduction and confirmation: each apart.
     examples: dict[str, int] = field(default_factory=dict)
+    shrink_steps: dict[str, int] = field(default_factory=dict)
+    reduce_steps: int = 0
     calls: int = 0
     elapsed: float = 0.0
     stopped_answering: bool = False
     interrupted: bool = False
     # Stopped by --max-time: what was found is written, maybe not fully shrunk or confirmed.
     out_of_time: bool = False
+    # Stopped fuzzing at --max-failures distinct failures (then shrank and confirmed them).
+    max_failures_reached: bool = False
     # Set when every answer was a 401/403/404/405/429: the target was not tested at all.
     not_served: str | None = None
     # A bug of ours ended the run: one line here, the traceback beside it (not in the summary).
@@ -92,6 +140,8 @@ class Report:
     timeouts: dict[str, int] = field(default_factory=dict)
     # Per dimension of the request surface: how the target answered the requests that used it.
     coverage: dict[str, Coverage] = field(default_factory=dict)
+    # What ran, for summary.json: found_by and the target (``Summary.run``).
+    run: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> Summary:
         """The run as data: what ``summary.json`` holds for machines reading a run."""
@@ -104,13 +154,22 @@ class Report:
                 reproduced=f.reproduced,
                 flaky=f.flaky,
                 bundle=str(f.bundle),
+                seen_on=sorted(f.seen_on),
+                reproduces_on=list(f.reproduces_on),
+                needs=list(f.needs),
+                cofired=sorted(f.cofired),
+                history=history_digest(f.case),
+                cleared_by=f.cleared_by,
             )
             for f in self.findings
         ]
         examples = sum(self.examples.values())
         return Summary(
             findings=rows,
+            run=self.run,
             examples=self.examples,
+            shrink_steps=self.shrink_steps,
+            reduce_steps=self.reduce_steps,
             requests=self.calls,
             elapsed_s=round(self.elapsed, 3),
             examples_per_s=round(examples / self.elapsed, 1) if self.elapsed else None,
@@ -120,6 +179,7 @@ class Report:
             stopped_answering=self.stopped_answering,
             interrupted=self.interrupted,
             out_of_time=self.out_of_time,
+            max_failures_reached=self.max_failures_reached,
             not_served=self.not_served,
             error=self.error,
             latency={m: Latency.of(s, self.timeouts.get(m, 0)) for m, s in self.latency.items()},
@@ -131,8 +191,13 @@ class Report:
 class FindingStore:
     """Keeps the best example per distinct failure and writes its bundle as it improves."""
 
-    def __init__(self, out: Path, found_by: dict[str, Any] | None = None) -> None:
-        self.out, self.found_by = out, found_by
+    def __init__(
+        self,
+        out: Path,
+        found_by: dict[str, Any] | None = None,
+        target: dict[str, Any] | None = None,
+    ) -> None:
+        self.out, self.found_by, self.target = out, found_by, target
         self.by_key: dict[tuple[str, str], Finding] = {}
         # The failure whose repro last got smaller, and its size then: what shrinking is doing.
         self.shrinking: tuple[str, int] | None = None
@@ -143,9 +208,20 @@ class FindingStore:
         case: Case,
         obs: Observation,
         transcript: tuple[Turn, ...] = (),
+        together: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
+        """``violation`` seen on ``case``; ``together``: every failure that answer showed."""
         current = self.by_key.get(violation.key)
+        where = mode_of(case)
+        if current is not None:
+            current.seen_on.add(where)
+            if case == current.case:
+                current.cofired |= together - {violation.key}
+            if current.settled:
+                return
         candidate = Finding(violation, case, obs, Path(), transcript=transcript)
+        candidate.seen_on.add(where)
+        candidate.cofired = set(together - {violation.key})
         if current is not None and candidate.size >= current.size:
             if transcript and not current.transcript:
                 # A synthetic example was smaller, but the session that met it too is evidence.
@@ -154,6 +230,7 @@ class FindingStore:
             return
         if current is not None:
             candidate.tries, candidate.measured = current.tries, current.measured
+            candidate.seen_on |= current.seen_on
             self.shrinking = (violation.oracle, case.history.size)
         if current is not None and not transcript:
             # A reduced (or synthetic) request keeps the session it came from.
@@ -173,11 +250,144 @@ class FindingStore:
             request=exchange.request,
             case=finding.case,
             violation=finding.violation,
-            observed=observed_summary(finding.observation)
-            | {"evidence": finding.violation.evidence},
+            observed=observed_summary(finding.observation),
             reproduced=finding.reproduced,
             transcript=finding.transcript,
             observation=finding.observation,
             found_by=self.found_by,
+            target=self.target,
+            seen_on=tuple(sorted(finding.seen_on)),
+            reproduces_on=finding.reproduces_on,
+            needs=finding.needs,
+            mechanism=finding.mechanism,
+            cleared_by=finding.cleared_by,
         )
         return write_bundle(self.out, repro)
+
+
+# Which of one cause's symptoms names it: the first of these its symptoms include.
+_PRECEDENCE = (
+    "error",
+    "self_rejection",
+    "empty_turn",
+    "identity",
+    "index_gap",
+    "leaked_markup",
+    "unknown_tool",
+    "bad_arguments",
+    "tool_choice",
+)
+
+
+# Failures another one implies on the same answer: a turn with nothing in it has no call, so
+# every "no call came back" complaint about it says nothing more than the empty turn does.
+_IMPLIED = {
+    "empty_turn": ("tool_choice:required", "tool_choice:named:no_call", "tool_choice:allowed")
+}
+
+
+def _implies(a: FindingRow, b: FindingRow) -> bool:
+    """Whether ``a``'s failure implies ``b``'s wherever both show (``_IMPLIED``)."""
+    implied = _IMPLIED.get(a.signature, ())
+    return b.signature.startswith(implied) and b.signature.endswith(("no_call", "required"))
+
+
+def _shows(a: FindingRow, b: FindingRow) -> bool:
+    """Whether ``a``'s final request showed ``b``'s failure too."""
+    return (b.oracle, b.signature) in a.cofired
+
+
+def _cleared_alike(a: FindingRow, b: FindingRow) -> bool:
+    """Both failures stop when the history's ids take the same shape the server mints (on
+    whichever mode each found it: one shape, one fix)."""
+    if a.cleared_by is None or b.cleared_by is None:
+        return False
+    return bool(a.cleared_by.get("shape")) and a.cleared_by.get("shape") == b.cleared_by.get(
+        "shape"
+    )
+
+
+def _one_cause(a: FindingRow, b: FindingRow) -> bool:
+    """Shown together on one request, and either the same history or one implying the other;
+    or both cleared by the server's own id shape."""
+    a_shows_b, b_shows_a = _shows(a, b), _shows(b, a)
+    if (a_shows_b or b_shows_a) and a.history and a.history == b.history:
+        return True
+    if (b_shows_a and _implies(a, b)) or (a_shows_b and _implies(b, a)):
+        return True
+    return _cleared_alike(a, b)
+
+
+def _rank(oracle: str) -> int:
+    return _PRECEDENCE.index(oracle) if oracle in _PRECEDENCE else len(_PRECEDENCE)
+
+
+def fold(summary: Summary) -> Summary:
+    """One finding per root cause. Two findings are one cause when their final requests share
+    a history (tools and items; the knobs may differ) and one's request showed the other's
+    failure too; when one's request showed a failure that implies its own (an empty turn
+    implies that a required call did not come); or when both stop once the history's call ids
+    take the shape this server mints itself (``explain``'s ``cleared_by``: one fix, ids the
+    server's own, removes both). The groups are what that relation joins. Each group becomes
+    its most telling finding, listing every symptom with the modes it was seen on; the bundle
+    of a symptom its request shows goes, and one its request does not show moves inside its
+    bundle (``symptoms/``), a repro of its own. Distinct causes stay distinct."""
+    rows = summary.findings
+    keys = [(r.oracle, r.signature) for r in rows]
+    parent = list(range(len(rows)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(rows):
+        for j in range(i + 1, len(rows)):
+            b = rows[j]
+            if _one_cause(a, b):
+                parent[root(j)] = root(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(rows)):
+        groups.setdefault(root(i), []).append(i)
+    if all(len(g) == 1 for g in groups.values()):
+        return summary
+    folded = []
+    for members in groups.values():
+        if len(members) == 1:
+            folded.append(rows[members[0]])
+            continue
+
+        def telling(i: int, members: list[int] = members) -> tuple[bool, int, int, int]:
+            implied = any(_implies(rows[j], rows[i]) for j in members)
+            shows = sum(keys[j] in rows[i].cofired for j in members)
+            return (implied, -shows, _rank(rows[i].oracle), i)
+
+        order = sorted(members, key=telling)
+        head = rows[order[0]]
+        # Shown by the head's request, or by one sharing its history: that request is the repro.
+        kept = {
+            i
+            for i in order[1:]
+            if not (_shows(head, rows[i]) or (head.history and rows[i].history == head.history))
+        }
+        symptoms = [
+            Symptom(
+                oracle=rows[i].oracle,
+                signature=rows[i].signature,
+                message=rows[i].message,
+                seen_on=rows[i].seen_on,
+                reproduced=rows[i].reproduced,
+                repro=f"symptoms/{Path(rows[i].bundle).name}" if i in kept else None,
+            )
+            for i in order
+        ]
+        seen = sorted({m for i in members for m in rows[i].seen_on})
+        fold_bundles(
+            Path(head.bundle),
+            [s.model_dump() for s in symptoms],
+            [Path(rows[i].bundle) for i in order[1:] if i not in kept],
+            [Path(rows[i].bundle) for i in order[1:] if i in kept],
+        )
+        folded.append(head.model_copy(update={"symptoms": symptoms, "seen_on": seen}))
+    return summary.model_copy(update={"findings": folded})

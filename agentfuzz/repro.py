@@ -5,7 +5,14 @@
 - ``cassette.yaml`` + ``test_repro.py``: the failing exchange as recorded, and a pytest file that
   replays it offline (the recorded oracle still fires: documents the bug) or, with
   ``--agentfuzz-base-url``, re-sends it live (the oracle no longer fires: the regression test);
-- ``session.json``, for a failure a session found: every request and answer of that session.
+- ``session.json``, for a failure a session found: every request and answer of that session;
+- ``REPORT.md``: the finding as an issue for the server's tracker (``bundle_report``).
+
+``repro.json`` also names the target (base URL, model, what the server said about itself), the
+run that found it (``found_by``: command, seed, profile, version, run id), the modes it was seen
+on and reproduces on, the API rules the repro still breaks because the failure needs them, and
+how its call ids came about when they are the server's own. A folder another run wrote is never
+overwritten: a second run's bundle of the same failure gets ``<oracle>-<hash>-2``.
 
 A bundle is written the moment a failure is first seen and rewritten, atomically, each time a
 smaller example fails the same way, so an interrupted run loses nothing. The API key never
@@ -17,18 +24,22 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+import shutil
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentfuzz._files import write_atomically
+from agentfuzz.bundle_report import look_for, report_text
 from agentfuzz.cassette_codec import Recorded, write_cassette
 from agentfuzz.history import Case
 from agentfuzz.observation import Exchange, Observation, Violation
 from agentfuzz.session import Turn
+from agentfuzz.validity import NEEDS
 
-__all__ = ["Repro", "bundle_dir", "observed_summary", "write_bundle"]
+__all__ = ["Repro", "bundle_dir", "claimed_dir", "fold_bundles", "observed_summary", "write_bundle"]
 
 
 @dataclass(frozen=True)
@@ -46,12 +57,45 @@ class Repro:
     observation: Observation | None = None
     # The run that found it (``config.found_by``), and a ``reduce`` step when one cut it down.
     found_by: dict[str, Any] | None = None
+    # What was fuzzed: base URL, model, what /v1/models listed, the server's own word on itself.
+    target: dict[str, Any] | None = None
+    seen_on: tuple[str, ...] = ()
+    reproduces_on: tuple[str, ...] = ()
+    # ``validity.NEEDS`` codes: the rules the failure needs broken.
+    needs: tuple[str, ...] = ()
+    mechanism: dict[str, Any] | None = None
+    # The server's own id shape that stops the failure (``explain``): the trigger is the ids.
+    cleared_by: dict[str, Any] | None = None
 
 
-def bundle_dir(out: Path, violation: Violation) -> Path:
-    """The bundle folder of a distinct failure: the same for the same oracle and signature."""
+def bundle_dir(out: Path, violation: Violation, run: str | None = None) -> Path:
+    """The bundle folder of a distinct failure: named by its oracle and signature, and, when
+    that folder holds another run's bundle, numbered on (``-2``, ``-3``): never another's."""
     digest = hashlib.sha1("\0".join(violation.key).encode()).hexdigest()[:8]
-    return out / f"{violation.oracle}-{digest}"
+    return claimed_dir(out, f"{violation.oracle}-{digest}", run)
+
+
+def claimed_dir(out: Path, name: str, run: str | None) -> Path:
+    """``out/name``, or the first ``out/name-N`` that is free or already run ``run``'s."""
+    folder, number = out / name, 1
+    while not _ours(folder, run):
+        number += 1
+        folder = out / f"{name}-{number}"
+    return folder
+
+
+def _ours(folder: Path, run: str | None) -> bool:
+    """Whether ``folder`` is free, or holds a bundle of run ``run`` (any, when None)."""
+    if not folder.exists():
+        return True
+    if run is None:
+        return True
+    try:
+        doc = json.loads((folder / "repro.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    found = doc.get("found_by") if isinstance(doc, dict) else None
+    return isinstance(found, dict) and found.get("run") == run
 
 
 def _clip(text: str, limit: int) -> str:
@@ -86,27 +130,97 @@ def observed_summary(obs: Observation) -> dict[str, Any]:
     }
 
 
-def _curl(url: str, request: dict[str, Any] | str, stream: bool) -> str:
-    flags = "-sS -N" if stream else "-sS"
-    head = (
-        "#!/bin/sh\n# Re-send the failing request. The key, if any, comes from $OPENAI_API_KEY.\n"
-    )
+def _endpoint(url: str, base_url: str | None) -> tuple[str, str]:
+    """The base URL and the path after it (``/chat/completions``) of a posted URL."""
+    if base_url and url.startswith(base_url.rstrip("/") + "/"):
+        base = base_url.rstrip("/")
+        return base, url[len(base) :]
+    for path in ("/chat/completions", "/responses"):
+        if url.endswith(path):
+            return url[: -len(path)], path
+    head, _, tail = url.rpartition("/")
+    return head, "/" + tail
+
+
+_CHECK = """\
+if python3 -c 'import agentfuzz' 2>/dev/null; then
+  echo "--- agentfuzz judges a fresh answer to the same request:" >&2
+  python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
+import sys
+from pathlib import Path
+
+from agentfuzz import resend_bundle
+
+oracle = {oracle}
+said = resend_bundle(Path(sys.argv[1]), sys.argv[2], sys.argv[3])
+found = [v for v in said if v.oracle == oracle]
+if found:
+    print(f"FIRED: {{oracle}}: {{found[0].message}}")
+else:
+    print(f"not fired: {{oracle}} (fixed, or a flaky fault: it reproduced {reproduced})")
+AGENTFUZZ_PY
+fi
+"""
+
+
+def _curl(repro: Repro) -> str:
+    """``repro.sh``: the request as curl, to ``$BASE_URL`` with ``$MODEL`` (defaults: where it
+    was found); it says what to look for, and with agentfuzz installed whether it fired."""
+    target = repro.target or {}
+    base, path = _endpoint(repro.url, target.get("base_url"))
+    request = repro.request
+    model = request.get("model") if isinstance(request, dict) else None
+    v = repro.violation
+    lines = [
+        "#!/bin/sh",
+        f"# Re-send agentfuzz's minimal request for {v.oracle}: {_one_line(v.message)}",
+        "# BASE_URL and MODEL default to where it was found; a key comes from $OPENAI_API_KEY.",
+        f'BASE_URL="${{BASE_URL:-{_sh_default(base)}}}"',
+        f'MODEL="${{MODEL:-{_sh_default(str(model or ""))}}}"',
+        'HERE=$(cd "$(dirname "$0")" && pwd)',
+        f"echo {shlex.quote('look for: ' + look_for(v.oracle, v.message))} >&2",
+    ]
+    flags = "-sS -N" if repro.case.stream else "-sS"
     command = (
-        f"curl {flags} -X POST {shlex.quote(url)} \\\n"
+        f'curl {flags} -X POST "$BASE_URL"{shlex.quote(path)} \\\n'
         "  -H 'Content-Type: application/json' \\\n"
         '  ${OPENAI_API_KEY:+-H "Authorization: Bearer $OPENAI_API_KEY"} \\\n'
         "  --data-binary @-"
     )
-    if isinstance(request, str):
-        # A malformed body, byte for byte: printf adds no newline, a here-document would.
-        return f"{head}printf %s {shlex.quote(request)} | {command}\n"
-    body = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
-    return f"{head}{command} <<'AGENTFUZZ_JSON'\n{body}\nAGENTFUZZ_JSON\n"
+    if isinstance(request, str) or "model" not in request:
+        # A malformed body (or one without a model), byte for byte: $MODEL cannot apply.
+        text = request if isinstance(request, str) else _json(request)
+        lines.append(f"printf %s {shlex.quote(text)} | {command}")
+    else:
+        rest = {k: val for k, val in request.items() if k != "model"}
+        body = _json(rest)
+        lines.append("model=$(printf '%s' \"$MODEL\" | sed 's/[\\\\\"]/\\\\&/g')")
+        opening = 'printf \'{"model":"%s"' + ("," if rest else "") + '\' "$model"'
+        lines.append(f"{{ {opening}; cat <<'AGENTFUZZ_JSON'; }} | {command}")
+        lines.append(body[1:] if rest else "}")
+        lines.append("AGENTFUZZ_JSON")
+    lines.append("echo >&2")
+    check = _CHECK.format(oracle=repr(v.oracle), reproduced=repro.reproduced)
+    return "\n".join(lines) + "\n" + check
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _sh_default(value: str) -> str:
+    """``value`` safe inside ``"${VAR:-…}"``."""
+    return "".join("\\" + ch if ch in '"$`\\}' else ch for ch in value)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:200]
 
 
 def write_bundle(out: Path, repro: Repro) -> Path:
     """Write (or overwrite) the bundle for ``repro`` and return its folder."""
-    folder = bundle_dir(out, repro.violation)
+    run = (repro.found_by or {}).get("run")
+    folder = bundle_dir(out, repro.violation, run if isinstance(run, str) else None)
     folder.mkdir(parents=True, exist_ok=True)
     v = repro.violation
     doc = {
@@ -121,11 +235,18 @@ def write_bundle(out: Path, repro: Repro) -> Path:
         "api": repro.case.api,
         "stream": repro.case.stream,
         "size": repro.case.history.size,
+        "seen_on": list(repro.seen_on),
+        "reproduces_on": list(repro.reproduces_on),
+        "needs": [NEEDS.get(code, code) for code in repro.needs],
+        "mechanism": repro.mechanism,
+        "cleared_by": repro.cleared_by,
         "case": repro.case.model_dump(mode="json"),
+        "target": repro.target,
         "found_by": repro.found_by,
     }
     write_atomically(folder / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    write_atomically(folder / "repro.sh", _curl(repro.url, repro.request, repro.case.stream), 0o755)
+    write_atomically(folder / "repro.sh", _curl(repro), 0o755)
+    write_atomically(folder / "REPORT.md", report_text(doc, folder.name))
     obs = repro.observation
     if obs is not None and obs.exchange.status is not None:
         about = {"target": repro.url, "kind": "repro", "api": repro.case.api}
@@ -137,6 +258,30 @@ def write_bundle(out: Path, repro: Repro) -> Path:
             folder / "session.json", json.dumps(turns, indent=2, ensure_ascii=False) + "\n"
         )
     return folder
+
+
+def fold_bundles(
+    primary: Path,
+    symptoms: list[dict[str, Any]],
+    others: list[Path],
+    kept: Sequence[Path] = (),
+) -> None:
+    """One root cause, one bundle: ``primary`` lists every symptom (its ``repro.json`` and
+    ``REPORT.md`` rewritten); the bundles of ``others`` (symptoms its request shows) go, and
+    those of ``kept`` (shown by requests of their own) move into its ``symptoms/``."""
+    for folder in kept:
+        if folder != primary and (folder / "repro.json").is_file():
+            inside = primary / "symptoms" / folder.name
+            inside.parent.mkdir(exist_ok=True)
+            shutil.rmtree(inside, ignore_errors=True)
+            shutil.move(str(folder), str(inside))
+    doc = json.loads((primary / "repro.json").read_text(encoding="utf-8"))
+    doc["symptoms"] = symptoms
+    write_atomically(primary / "repro.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(primary / "REPORT.md", report_text(doc, primary.name))
+    for folder in others:
+        if folder != primary and (folder / "repro.json").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _answer(ex: Exchange) -> dict[str, Any]:

@@ -12,7 +12,28 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Coverage", "FailedShard", "FindingRow", "Latency", "Summary", "TurnRow"]
+__all__ = [
+    "Coverage",
+    "FailedShard",
+    "FindingRow",
+    "Latency",
+    "Summary",
+    "Symptom",
+    "TurnRow",
+]
+
+
+class Symptom(BaseModel):
+    """One failure a root cause shows: what fired, where it was seen, how often."""
+
+    oracle: str
+    signature: str
+    message: str
+    seen_on: list[str] = Field(default_factory=list)
+    reproduced: str = "pending"
+    # A symptom the main request does not show keeps its own bundle, inside the main one:
+    # this folder, relative to it (``symptoms/index_gap-…``); None when the main request shows it.
+    repro: str | None = None
 
 
 class FindingRow(BaseModel):
@@ -25,6 +46,20 @@ class FindingRow(BaseModel):
     reproduced: str
     flaky: bool = False
     bundle: str
+    # Modes the failure was seen on during the run, and the final repro reproduced on.
+    seen_on: list[str] = Field(default_factory=list)
+    reproduces_on: list[str] = Field(default_factory=list)
+    # The API rules the repro breaks because the failure needs them (``validity.NEEDS``).
+    needs: list[str] = Field(default_factory=list)
+    # Other failures (oracle, signature) the final request showed at the same time, and a
+    # digest of its history: what ``findings.fold`` groups root causes by.
+    cofired: list[tuple[str, str]] = Field(default_factory=list)
+    history: str = ""
+    # The server's own id shape that stops the failure, when one does: a cause ``fold`` groups
+    # failures by (``{"shape", "minted_on", "ids"}``).
+    cleared_by: dict[str, Any] | None = None
+    # One cause, several symptoms: every failure folded into this one (itself first).
+    symptoms: list[Symptom] = Field(default_factory=list)
 
 
 class TurnRow(BaseModel):
@@ -88,6 +123,10 @@ class Summary(BaseModel):
     """A run's summary; every field has the value an empty run has."""
 
     findings: list[FindingRow] = []
+    # What ran: the command, seed, fuzz profile, agentfuzz version, run id and the target
+    # (base URL, model, what it said about itself), as each bundle's ``found_by``/``target``.
+    run: dict[str, Any] = {}
+    # Generated examples per mode: what --max-examples bounds (shrinking is counted apart).
     examples: dict[str, int] = {}
     requests: int = 0
     elapsed_s: float = 0.0
@@ -101,6 +140,12 @@ class Summary(BaseModel):
     latency: dict[str, Latency] = {}
     # Per dimension of the request surface (agentfuzz/surface.py): how the target answered it.
     coverage: dict[str, Coverage] = {}
+    # After the keys other tools read (they stay as they were): Hypothesis's shrink steps per
+    # mode, the steps of agentfuzz's own reduction and confirmation, and whether fuzzing
+    # stopped at --max-failures distinct failures.
+    shrink_steps: dict[str, int] = {}
+    reduce_steps: int = 0
+    max_failures_reached: bool = False
     # --workers: the reason the target could not be reached, the shards, those that failed.
     unreachable: str | None = None
     shards: int | None = None

@@ -15,7 +15,8 @@ import contextlib
 import dataclasses
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import httpx
 from agentfuzz.config import label
 from agentfuzz.dialects import assemble, build_request, wire_body
 from agentfuzz.history import Case
-from agentfuzz.observation import BackendRequest, Exchange, Observation
+from agentfuzz.observation import NOT_SERVED, BackendRequest, Exchange, Observation
 from agentfuzz.options import RECORD_MODES
 from agentfuzz.profiles import KnobDefaults
 from agentfuzz.summary import Coverage
@@ -37,13 +38,19 @@ from agentfuzz.transport.cassette import (
     save_cassette,
 )
 from agentfuzz.transport.errors import ModelListError
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.transport.live import LiveTransport, network
 
-__all__ = ["NOT_SERVED", "RECORD_MODES", "BackendLog", "Target", "first_model", "wire_items"]
+__all__ = [
+    "NOT_SERVED",
+    "RECORD_MODES",
+    "BackendLog",
+    "Target",
+    "first_model",
+    "wait_for_server",
+    "wire_items",
+]
 
-# Statuses that say the request never reached a model: a wrong key, path or model name, or a
-# rate limit. A run where every answer is one of them tested nothing, whatever else it saw.
-NOT_SERVED = frozenset({401, 403, 404, 405, 429})
+# NOT_SERVED (observation.py): a run where every answer is one of them tested nothing.
 
 
 class BackendLog:
@@ -87,9 +94,12 @@ class Target:
         backend: BackendLog | None = None,
         transport: httpx.BaseTransport | None = None,
         recording: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         """``transport`` answers in the server's place (a replayed cassette, a mock); without
-        ``recording`` exchanges carry no recording (an offline replay has its cassette)."""
+        ``recording`` exchanges carry no recording (an offline replay has its cassette).
+        ``headers`` (``--header``) go with every request that reaches the network, below
+        every recorder: no exchange, cassette or bundle holds them."""
         self.backend = backend
         self.base_url = base_url.rstrip("/")
         # Filled into every request that leaves a knob out: a slow real model needs its
@@ -102,10 +112,11 @@ class Target:
         self.tape: CassetteTransport | None = None
         if record_mode is not None:
             # Until a part of the campaign opens its cassette, nothing may be sent.
-            self.tape = CassetteTransport(new_cassette(Path("unopened.yaml"), "none"))
+            tape = new_cassette(Path("unopened.yaml"), "none")
+            self.tape = CassetteTransport(tape, inner=network(headers))
             transport = self.tape
         self.transport = LiveTransport(
-            self.base_url, api_key, timeout, transport=transport, recording=recording
+            self.base_url, api_key, timeout, transport, recording, headers=headers
         )
         self.calls = 0
         self.answered = 0
@@ -180,6 +191,14 @@ class Target:
             exchange = dataclasses.replace(exchange, failure=failed)
         return assemble(exchange)
 
+    def describe(self) -> dict[str, Any]:
+        """What a bundle records of the target: its base URL and model, and, when it is a live
+        server (not a cassette), what it says about itself (``LiveTransport.about``)."""
+        info: dict[str, Any] = {"base_url": self.base_url, "model": self.model}
+        if self.tape is None:
+            info |= self.transport.about()
+        return info
+
     def __enter__(self) -> Target:
         return self
 
@@ -210,13 +229,39 @@ def _with_defaults(case: Case, defaults: dict[str, Any]) -> Case:
     return case.model_copy(update={"options": options.model_copy(update=unset)})
 
 
-def first_model(base_url: str, api_key: str | None, timeout: float) -> str:
+def wait_for_server(
+    base_url: str,
+    seconds: float,
+    api_key: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> bool:
+    """Poll ``GET /models`` until it answers 200 (True) or ``seconds`` pass (False): a server
+    that is still loading its model is not a target gone."""
+    deadline = time.monotonic() + seconds
+    pause = 0.05
+    with LiveTransport(base_url, api_key, headers=headers) as live:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if live.ready(min(left, 10.0)):
+                return True
+            time.sleep(min(pause, max(deadline - time.monotonic(), 0.0)))
+            pause = min(pause * 2, 1.0)
+
+
+def first_model(
+    base_url: str,
+    api_key: str | None,
+    timeout: float,
+    headers: Mapping[str, str] | None = None,
+) -> str:
     """The first model ``GET /models`` lists: what a run asks for when told no model.
 
     Raises ``TargetUnreachable``, or ``ModelListError`` (one line) for an answer that is not a
     model list or lists none.
     """
-    with LiveTransport(base_url, api_key=api_key, timeout=timeout) as transport:
+    with LiveTransport(base_url, api_key=api_key, timeout=timeout, headers=headers) as transport:
         models = transport.models()
     if not models:
         raise ModelListError(f"{base_url.rstrip('/')}/models lists no model")

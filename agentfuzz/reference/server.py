@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
+from importlib import metadata
 from typing import Any
 
 import anyio
@@ -57,6 +58,16 @@ class _Server:
     async def models(self, request: Request) -> Response:
         entry = {"id": self.model, "object": "model", "created": 0, "owned_by": "agentfuzz"}
         return JSONResponse({"object": "list", "data": [entry]})
+
+    async def version(self, request: Request) -> Response:
+        """What the server is, beside the API root as vLLM's ``/version`` is: a bundle of a
+        finding against it names the profile."""
+        try:
+            release = metadata.version("agentfuzz")
+        except metadata.PackageNotFoundError:
+            release = "unknown"
+        about = {"version": release, "server": "agentfuzz-reference", "profile": self.profile.name}
+        return JSONResponse(about)
 
     async def _turn(self, request: Request, api: str) -> Turn | Response:
         raw = await request.body()
@@ -189,6 +200,7 @@ def create_app(
     server = _Server(get_profile(profile), temperature, seed, latency_ms, on_request)
     routes = [
         Route("/v1/models", server.models, methods=["GET"]),
+        Route("/version", server.version, methods=["GET"]),
         Route("/v1/chat/completions", server.chat, methods=["POST"]),
         Route("/v1/responses", server.responses, methods=["POST"]),
     ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -21,7 +22,7 @@ from agentfuzz.observation import SLOW, Exchange, SSEEvent
 from agentfuzz.transport._tee import SECRET_HEADERS, teed
 from agentfuzz.transport.errors import ModelListError, TargetUnreachable
 
-__all__ = ["LiveTransport", "ModelListError", "TargetUnreachable"]
+__all__ = ["LiveTransport", "ModelListError", "TargetUnreachable", "network"]
 
 _FAILURE_LIMIT = 300
 # A response is read for at most ``timeout`` seconds in all and this many bytes (or SSE event
@@ -93,6 +94,40 @@ def _pairs(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in headers.multi_items() if k.lower() not in SECRET_HEADERS)
 
 
+class _Headed(httpx.BaseTransport):
+    """The network, adding the user's headers (``--header``) to every request it sends.
+
+    They are added here, below every recorder (the tee, a campaign tape), so that no
+    recording, cassette or bundle ever sees them: they are secrets like the API key."""
+
+    def __init__(self, inner: httpx.BaseTransport, headers: Mapping[str, str]) -> None:
+        self._inner, self._headers = inner, dict(headers)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        # A copy: the recorders above read ``request.headers`` after this returns.
+        headers = httpx.Headers(request.headers)
+        headers.update(self._headers)
+        sent = httpx.Request(
+            request.method,
+            request.url,
+            headers=headers,
+            stream=request.stream,
+            extensions=request.extensions,
+        )
+        response = self._inner.handle_request(sent)
+        response.request = request
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def network(headers: Mapping[str, str] | None = None) -> httpx.BaseTransport:
+    """The transport that reaches the server, with ``headers`` added on the way out; what a
+    campaign tape records through (its inner transport)."""
+    return _Headed(httpx.HTTPTransport(), headers) if headers else httpx.HTTPTransport()
+
+
 class _Budget:
     """What one answer may still take: ``timeout`` seconds from ``started`` and ``BODY_LIMIT``
     bytes; ``spend`` raises ``_Overrun`` past either."""
@@ -140,17 +175,20 @@ class LiveTransport:
         timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
         recording: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
+        """``headers`` go with every request the default network sends (``network``); a given
+        ``transport`` that reaches the network must carry them itself."""
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         # Without: exchanges carry no recording (an offline replay has its cassette already).
         self.recording = recording
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        key = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # ``transport`` puts a cassette (or a mock) under the client; the tee above it keeps
         # each exchange's recording, whatever answers.
         self._client = httpx.Client(
-            transport=_Tee(transport or httpx.HTTPTransport()),
-            headers=headers,
+            transport=_Tee(transport or network(headers)),
+            headers=key,
             timeout=httpx.Timeout(
                 connect=min(timeout, 10.0), read=timeout, write=timeout, pool=timeout
             ),
@@ -214,6 +252,15 @@ class LiveTransport:
             raw=read.raw,
         )
 
+    def ready(self, within: float) -> bool:
+        """Whether ``GET /models`` answers 200 within ``within`` seconds: a server still
+        loading its model refuses the connection or answers 503 until it can serve."""
+        try:
+            response = self._client.get(self.base_url + "/models", timeout=within)
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
+
     def models(self) -> list[str]:
         """The model ids ``GET /models`` lists, in the server's order."""
         url = self.base_url + "/models"
@@ -239,6 +286,31 @@ class LiveTransport:
             snippet = " ".join(raw.decode("utf-8", errors="replace").split())[:120]
             raise ModelListError(f"GET {url} answered {status}: {snippet}")
         return ids
+
+    def about(self) -> dict[str, Any]:
+        """What the server says about itself, best effort: the model ids ``GET /models``
+        lists, its ``server`` header, and a ``/version`` beside the API root (vLLM has one,
+        so has the reference server, which names its profile). Nothing here fails a run."""
+        root = self.base_url.removesuffix("/v1")
+        said: dict[str, Any] = {}
+        for url in (self.base_url + "/models", root + "/version"):
+            try:
+                response = self._client.get(url, timeout=min(self.timeout, 5.0))
+                data = response.json() if response.status_code == 200 else None
+            except (httpx.HTTPError, ValueError, RecursionError):
+                continue
+            if response.headers.get("server"):
+                said.setdefault("server", response.headers["server"][:200])
+            if not isinstance(data, dict):
+                continue
+            if url.endswith("/models") and isinstance(data.get("data"), list):
+                ids = [e.get("id") for e in data["data"] if isinstance(e, dict)]
+                said["models"] = [i for i in ids if isinstance(i, str)][:20]
+            elif url.endswith("/version"):
+                for key in ("version", "profile"):
+                    if isinstance(data.get(key), str):
+                        said[key if key == "version" else "reference_profile"] = data[key][:200]
+        return said
 
     def close(self) -> None:
         self._client.close()

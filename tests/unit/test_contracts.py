@@ -12,6 +12,7 @@ from agentfuzz.workers import spec_of
 
 ONE_RUN = [
     "findings",
+    "run",
     "examples",
     "requests",
     "elapsed_s",
@@ -24,6 +25,9 @@ ONE_RUN = [
     "error",
     "latency",
     "coverage",
+    "shrink_steps",
+    "reduce_steps",
+    "max_failures_reached",
 ]
 
 

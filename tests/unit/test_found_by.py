@@ -39,9 +39,10 @@ def test_a_reduced_bundle_keeps_the_campaign_and_adds_its_reduce_step() -> None:
     campaign = {"command": "agentfuzz fuzz --seed 3", "seed": 3, "profile": "default"}
     bundle = json.dumps({"request": {}, "found_by": campaign})
     after = found_by_after(bundle, "agentfuzz reduce repro.json")
-    assert after == campaign | {
-        "reduce": {"command": "agentfuzz reduce repro.json", "agentfuzz": version()}
-    }
+    step = {"command": "agentfuzz reduce repro.json", "agentfuzz": version(), "from_run": None}
+    assert after == campaign | {"run": after["run"], "reduce": step}
+    # A run of its own, so its bundle never overwrites the campaign's.
+    assert isinstance(after["run"], str) and after["run"]
 
 
 @pytest.mark.parametrize("text", ['{"messages": []}', '{"model": "m"}\n{"model": "m"}\n', "[]"])

@@ -70,3 +70,45 @@ def test_a_bundles_test_file_keeps_to_the_line_limit() -> None:
     assert max(len(line) for line in text.splitlines()) <= 100
     assert 'SIGNATURE = "stream_divergence:shape"' in text
     compile(text, "test_repro.py", "exec")
+
+
+def _of_run(run: str) -> Repro:
+    repro = _repro()
+    return Repro(**{**repro.__dict__, "found_by": {"command": "agentfuzz fuzz", "run": run}})
+
+
+def test_a_bundle_of_another_run_is_never_overwritten(tmp_path: Path) -> None:
+    first = write_bundle(tmp_path, _of_run("run-a"))
+    again = write_bundle(tmp_path, _of_run("run-a"))
+    other = write_bundle(tmp_path, _of_run("run-b"))
+    assert first == again, "a run rewrites its own bundle as shrinking improves it"
+    assert other == first.with_name(first.name + "-2")
+    assert json.loads((first / "repro.json").read_text())["found_by"]["run"] == "run-a"
+    assert write_bundle(tmp_path, _of_run("run-b")) == other
+
+
+def test_repro_sh_takes_base_url_and_model_from_the_environment(tmp_path: Path) -> None:
+    folder = write_bundle(tmp_path, _repro())
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "curl").write_text('#!/bin/sh\nfor a in "$@"; do echo "ARG $a"; done\ncat\n')
+    (stub / "curl").chmod(0o755)
+    env = {"PATH": f"{stub}:/usr/bin:/bin", "BASE_URL": "http://h:1/v1", "MODEL": 'q"x'}
+    done = subprocess.run(
+        ["sh", str(folder / "repro.sh")], env=env, capture_output=True, text=True, check=True
+    )
+    assert "ARG http://h:1/v1/chat/completions" in done.stdout
+    body = next(line for line in done.stdout.splitlines() if not line.startswith("ARG "))
+    assert json.loads(body) == _repro().request | {"model": 'q"x'}
+    assert "look for: an answer with no text and no tool call" in done.stderr
+
+
+def test_report_md_explains_the_finding(tmp_path: Path) -> None:
+    repro = _repro()
+    target = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "version": "0.32.0"}
+    full = Repro(**{**repro.__dict__, "target": target, "needs": ("call_without_result",)})
+    report = (write_bundle(tmp_path, full) / "REPORT.md").read_text()
+    assert report.startswith("# m: no text and no tool call")
+    assert "`0.32.0`" in report and "Expected: A 2xx answer carries visible text" in report
+    assert "it needs a call with no result" in report
+    assert "sh empty_turn-" in report and "--agentfuzz-base-url" in report
