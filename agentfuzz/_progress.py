@@ -1,23 +1,29 @@
 """The progress line of ``agentfuzz fuzz`` on stderr, for a person watching a long live run.
 
 It shows what the run is doing (the mode being fuzzed, ``shrink`` or ``confirm``), examples run
-(the bar measures them against the total planned), examples per second, distinct failures so far
-per oracle, the failure whose repro last got smaller with its size now, and the time elapsed.
+(the bar measures generated examples against those planned for every mode and kind: shrink
+steps are not examples, so it is full only once every mode has run), examples per second,
+distinct failures so far per oracle, the failure whose repro last got smaller with its size
+now, and the time elapsed: a clock of its own, which moves on while the run shrinks and
+confirms (rich's elapsed column stops when its task's bar is full).
 It is fed ``Status`` snapshots: by the engine after every example, or by ``--workers`` from the
 shards' progress files. When stderr is not a terminal (a CI log, a pipe), a bar cannot redraw
-itself, so it writes a heartbeat line instead, once the first example is through: when the
-phase, stage or failures change, and at least every ``HEARTBEAT_EVERY`` seconds. The shards of
-``--workers`` move between stages each on its own, so their merged progress gets a line at most
-every ``HEARTBEAT_GAP`` seconds.
+itself, so it writes a heartbeat line instead: when the phase, stage or failures change (once
+the first example is through), and, from a timer of its own, whenever ``HEARTBEAT_EVERY``
+seconds passed without one, status or not (before the first example, in a long shrink, with
+shards not yet started). The shards of ``--workers`` move between stages each on its own, so
+their merged progress gets a line at most every ``HEARTBEAT_GAP`` seconds.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
+from rich.text import Text
 
 from agentfuzz.findings import Status
 
@@ -57,10 +63,32 @@ def shrink_text(status: Status) -> str:
     return f"shrunk {oracle} to {size}"
 
 
-class Watch:
-    """A rich progress bar fed with ``Status``; silent when ``quiet``."""
+class _Clock(ProgressColumn):
+    """Time since the watch began, whatever the bar says (``TimeElapsedColumn`` stops at a
+    full bar, and a run goes on shrinking and confirming after its last example)."""
 
-    def __init__(self, console: Console, total: int, quiet: bool = False, gap: float = 0.0) -> None:
+    def __init__(self, started: list[float]) -> None:
+        super().__init__()
+        self._started = started
+
+    def render(self, task: Task) -> Text:
+        elapsed = time.monotonic() - self._started[0]
+        return Text(time.strftime("%H:%M:%S", time.gmtime(elapsed)), style="progress.elapsed")
+
+
+class Watch:
+    """A rich progress bar fed with ``Status``; silent when ``quiet``. ``every``: seconds
+    between heartbeat lines at most (default ``HEARTBEAT_EVERY``)."""
+
+    def __init__(
+        self,
+        console: Console,
+        total: int,
+        quiet: bool = False,
+        gap: float = 0.0,
+        every: float | None = None,
+    ) -> None:
+        self._since = [time.monotonic()]
         self._bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=16),  # the figures beside it matter more
@@ -69,7 +97,7 @@ class Watch:
             TextColumn("{task.fields[rate]}/s"),
             TextColumn("{task.fields[found]}"),
             TextColumn("{task.fields[shrink]}"),
-            TimeElapsedColumn(),
+            _Clock(self._since),
             console=console,
             transient=True,
             disable=quiet,
@@ -85,13 +113,23 @@ class Watch:
         self._logged: tuple[str, str, int] | None = None
         self._logged_at = 0.0
         self._gap = gap
+        self._every = HEARTBEAT_EVERY if every is None else every
+        # The timer's: the latest status (none before the first), and what stops it.
+        self._latest = Status("starting", 0)
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._timer: threading.Thread | None = None
 
     def __enter__(self) -> Watch:
         self._bar.__enter__()
         self._task = self._bar.add_task(
             "fuzz", total=self._total, examples=0, rate="-", found="", shrink=""
         )
-        self._started = time.monotonic()
+        self._started = self._since[0] = self._logged_at = time.monotonic()
+        if self._log:
+            self._timer = threading.Thread(target=self._tick, name="agentfuzz-heartbeat")
+            self._timer.daemon = True
+            self._timer.start()
         return self
 
     def __exit__(
@@ -100,11 +138,15 @@ class Watch:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._done.set()
+        if self._timer is not None:
+            self._timer.join()
         self._bar.__exit__(kind, exc, tb)
 
     def __call__(self, status: Status) -> None:
         if self._task is None:
             return
+        self._latest = status
         if self._log:
             self._heartbeat(status)
         if status.failures != self._failures:
@@ -123,13 +165,27 @@ class Watch:
     def _heartbeat(self, status: Status) -> None:
         if status.examples < 2:
             # Not before the first example is through: a run that cannot even reach its
-            # target ends with its one error line alone.
+            # target ends with its one error line alone (the timer speaks after a silence).
             return
-        now = time.monotonic()
-        shown = (status.phase, status.stage, len(status.failures))
-        since = now - self._logged_at
-        changed = shown != self._logged
-        if (changed and since >= self._gap) or since >= HEARTBEAT_EVERY or self._logged is None:
-            self._logged, self._logged_at = shown, now
-            line = heartbeat(status, now - self._started)
-            self._console.print(line, markup=False, highlight=False, soft_wrap=True)
+        with self._lock:
+            now = time.monotonic()
+            shown = (status.phase, status.stage, len(status.failures))
+            since = now - self._logged_at
+            changed = shown != self._logged
+            if (changed and since >= self._gap) or since >= self._every or self._logged is None:
+                self._print(status, shown, now)
+
+    def _tick(self) -> None:
+        """The timer: a line for the latest status whenever ``every`` seconds passed without
+        one, so a log shows the run alive even when no status comes."""
+        while not self._done.wait(max(0.0, self._logged_at + self._every - time.monotonic())):
+            with self._lock:
+                now = time.monotonic()
+                if now - self._logged_at >= self._every:
+                    status = self._latest
+                    self._print(status, (status.phase, status.stage, len(status.failures)), now)
+
+    def _print(self, status: Status, shown: tuple[str, str, int], now: float) -> None:
+        self._logged, self._logged_at = shown, now
+        line = heartbeat(status, now - self._started)
+        self._console.print(line, markup=False, highlight=False, soft_wrap=True)

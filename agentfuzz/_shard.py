@@ -78,6 +78,7 @@ def _config(spec: ShardSpec, shard: int) -> FuzzConfig:
             "modes": _rotated(list(config.modes), shard),
             "kinds": _rotated(list(config.kinds), shard),
             "api_key": os.environ.get("OPENAI_API_KEY") or None,
+            "headers": json.loads(os.environ.get("AGENTFUZZ_HEADERS") or "{}"),
             "seed": None if config.seed is None else config.seed + shard * 1000,
         }
     )

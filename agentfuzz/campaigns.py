@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["campaign_parts", "is_campaign_cassette", "recorded_campaign"]
+__all__ = ["campaign_parts", "forget_campaign", "is_campaign_cassette", "recorded_campaign"]
 
 # How much of a cassette's end holds a campaign's metadata (a handful of short keys).
 _TAIL_BYTES = 4096
@@ -37,6 +37,14 @@ def is_campaign_cassette(path: Path) -> bool:
 def campaign_parts(folder: Path) -> list[Path]:
     """The campaign cassettes in ``folder``, sorted."""
     return sorted(p for p in folder.glob("*.yaml") if is_campaign_cassette(p))
+
+
+def forget_campaign(folder: Path) -> None:
+    """Remove a campaign's parts before ``--record-mode all`` records it anew: a part the new
+    campaign never reaches (no findings, so no ``shrink.yaml``) must not linger from an old one,
+    where it would pass for part of the new campaign and lend it its metadata."""
+    for part in campaign_parts(folder) if folder.is_dir() else []:
+        part.unlink()
 
 
 def recorded_campaign(folder: Path) -> dict[str, Any] | None:

@@ -4,7 +4,9 @@ pydantic (the API key and the proxy's live backend log never are), read back the
 from __future__ import annotations
 
 import functools
+import secrets
 import subprocess
+import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +24,7 @@ __all__ = [
     "ShardSpec",
     "found_by",
     "label",
+    "new_run_id",
     "slug",
     "version",
 ]
@@ -64,6 +67,9 @@ class FuzzConfig(BaseModel):
     kinds: tuple[Kind, ...] = ("synthetic",)
     # Never serialised: a shard reads it from its environment.
     api_key: str | None = Field(default=None, exclude=True, repr=False)
+    # Request headers (``--header``): secrets like the key, so never serialised either; a shard
+    # reads them from its environment (``AGENTFUZZ_HEADERS``).
+    headers: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
     max_examples: int = 100
     seed: int | None = None
     # Tries per judgement: a number, or "auto" to measure each failure's rate and derive it.
@@ -79,6 +85,8 @@ class FuzzConfig(BaseModel):
     record_mode: str = "once"
     # Seconds the run may take: past them it stops at its next example or shrink step.
     max_time: float | None = None
+    # Distinct failures (oracle, signature) after which fuzzing stops, and shrinking begins.
+    max_failures: int | None = None
     # Proxy mode: the ``target.BackendLog`` of the backend behind the proxy at base_url
     # (proxy_fidelity reads it); a live object, so never serialised.
     backend: Any = Field(default=None, exclude=True)
@@ -86,6 +94,12 @@ class FuzzConfig(BaseModel):
     differential: bool = False
     # The command that started the run, secrets taken out: what each bundle's found_by names.
     command: str | None = None
+    # The reference profile when the target is the embedded server this run started (``--serve``,
+    # or no ``--base-url``): its port is random, so the example database keys it by this instead.
+    serve: str | None = None
+    # This run's id, shared by its --workers shards: a bundle folder of another run's is never
+    # overwritten (``repro.bundle_dir``).
+    run: str = Field(default_factory=lambda: new_run_id())
 
 
 class ShardSpec(BaseModel):
@@ -122,6 +136,12 @@ def version() -> str:
     return f"{release}+g{described}" if described else release
 
 
+def new_run_id() -> str:
+    """A run's id: when it started (UTC) and a random tail, ``20261202T101500Z-3fa2c1``."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
 def found_by(config: FuzzConfig) -> dict[str, Any]:
     """What a bundle records of the run that found it, so anyone can run it again: the command,
     the seed this run (or ``--workers`` shard) drew from, the fuzz profile and the version."""
@@ -130,4 +150,5 @@ def found_by(config: FuzzConfig) -> dict[str, Any]:
         "seed": config.seed,
         "profile": config.profile.name,
         "agentfuzz": version(),
+        "run": config.run,
     }

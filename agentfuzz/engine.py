@@ -23,13 +23,16 @@ from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.cassette_codec import Recorded, record_example
 from agentfuzz.config import FuzzConfig, Kind, Mode, found_by, label, slug
+from agentfuzz.explain import explain, mode_label
 from agentfuzz.findings import Finding, FindingStore, Report, TurnTable
 from agentfuzz.history import Case
 from agentfuzz.judge import Judge, Verdict, same_failure
 from agentfuzz.meter import Meter, Progress
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.passes import (
+    SHRINK_PER_EXAMPLE,
     Diverged,
+    EnoughFailures,
     OutOfTime,
     TargetGone,
     fuzz_mode,
@@ -44,6 +47,9 @@ from agentfuzz.transport.errors import NotInCassette, TargetUnreachable
 from agentfuzz.trials import MEASURE_TRIES, tries_for
 
 __all__ = ["Progress", "RunBroke", "run"]
+
+# Calls agentfuzz's reduction of one finding may make at most (fewer under a small --max-examples).
+REDUCE_BUDGET = 200
 
 # The clock the deadline is read from (tests move it to stop a run inside a chosen stage).
 _clock = time.monotonic
@@ -60,6 +66,8 @@ class _Run:
         self.report = Report()
         # The last Responses answer's id a session got: a later session may chain onto it.
         self._elsewhere: str | None = None
+        # Per mode: (tool, call id) of calls the server minted, a few per tool (``explain``).
+        self.minted: dict[str, list[tuple[str, str]]] = {}
         self.judge = Judge(
             self._observe,
             config.only,
@@ -103,6 +111,7 @@ class _Run:
             return exc
         finally:
             report.examples = dict(self.meter.by_phase)
+            report.shrink_steps, report.reduce_steps = dict(self.meter.shrinks), self.meter.steps
             report.calls = target.calls
             report.latency, report.timeouts = target.latency, target.timeouts
             report.coverage = target.coverage
@@ -115,18 +124,26 @@ class _Run:
         """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
         parts = [(m, k) for m in self.config.modes for k in self.config.kinds]
         # In the order given: shards start on different modes and kinds.
-        for number, (mode, kind) in enumerate(parts):
-            with self._tape(f"{kind}-{slug(mode)}"), self._share(len(parts) - number):
-                if kind == "synthetic":
-                    self._synthetic(mode)
-                else:
-                    self._sessions(mode)
+        try:
+            for number, (mode, kind) in enumerate(parts):
+                with self._tape(f"{kind}-{slug(mode)}"), self._share(len(parts) - number):
+                    if kind == "synthetic":
+                        self._synthetic(mode)
+                    else:
+                        self._sessions(mode)
+        except EnoughFailures:
+            # --max-failures: no more fuzzing; what was found is shrunk and confirmed below.
+            self.report.max_failures_reached = True
         if not self.store.by_key:
             return
         with self._tape("shrink"):
             self.meter.enter("reduce", "shrink")
             for key in list(self.store.by_key):
                 self._reduce(self.store.by_key[key])
+            for finding in list(self.store.by_key.values()):
+                self._explain(finding)
+                # On disk as it now stands, should the run stop while it is confirmed.
+                finding.bundle = self.store.write(finding)
             self.meter.enter("confirm", "confirm")
             for finding in self.store.by_key.values():
                 self._trials(finding)
@@ -173,6 +190,7 @@ class _Run:
             strategy,
             judge,
             on_example=lambda: meter.example(phase),
+            on_shrink=lambda: meter.shrink(phase),
             on_failure=lambda: meter.enter("shrink"),
             on_pass=new_pass,
             max_examples=config.max_examples,
@@ -182,9 +200,13 @@ class _Run:
         )
 
     def _db_key(self, mode: Mode, kind: Kind) -> str:
+        """The example database key of one mode's failures: where they failed (the target and
+        model, or the embedded server's profile, whose port is new each run), the fuzz profile
+        and the mode, so the next run against the same target replays them first."""
         api, stream = mode
         target, profile = self.target, self.config.profile.name
-        key = f"{target.base_url}|{target.model}|{profile}|{api}|{stream}"
+        where = target.base_url if self.config.serve is None else f"serve:{self.config.serve}"
+        key = f"{where}|{target.model}|{profile}|{api}|{stream}"
         return key if kind == "synthetic" else f"{key}|{kind}"
 
     def _synthetic(self, mode: Mode) -> None:
@@ -236,8 +258,9 @@ class _Run:
                 failed_at.add(number)
             reached, failed = tally.get(number, (0, 0))
             tally[number] = (reached + first, failed + newly_failed)
+            together = frozenset(v.key for v in server_side)
             for v in server_side:
-                self.store.offer(v, turn.case, turn.observation, tuple(turns))
+                self.store.offer(v, turn.case, turn.observation, tuple(turns), together)
             found.extend(server_side)
             recorded.append(Recorded(turn.observation, turn.case, turn.violations))
 
@@ -260,19 +283,34 @@ class _Run:
         The cassette keeps every verdict, the model's own included, so a replay judges alike.
         """
         case, obs = verdict.case, verdict.observation
+        together = frozenset(v.key for v in verdict.faults)
         for v in verdict.faults:
-            self.store.offer(v, case, obs)
+            self.store.offer(v, case, obs, together=together)
         self._record("synthetic", [Recorded(obs, case, verdict.violations)])
 
     def _observe(self, case: Case) -> Observation:
         # Every request of every stage passes here: a stop takes effect before the next one.
         self.meter.halt()
         try:
-            return self.target.observe(case)
+            obs = self.target.observe(case)
         except TargetUnreachable as exc:
             raise TargetGone(str(exc)) from None
         except NotInCassette as exc:
             raise Diverged(str(exc)) from None
+        self._note_minted(case, obs)
+        return obs
+
+    def _note_minted(self, case: Case, obs: Observation) -> None:
+        """Keep a few of the call ids a 2xx answer minted, per mode and tool."""
+        status = obs.exchange.status
+        if status is None or not 200 <= status < 300:
+            return
+        kept = self.minted.setdefault(mode_label(case.api, case.stream), [])
+        for call in obs.tool_calls:
+            minted = call.call_id or call.id
+            known = (call.name, minted) in kept
+            if minted and call.name and not known and [n for n, _ in kept].count(call.name) < 4:
+                kept.append((call.name, minted))
 
     def _record(self, kind: Kind, recorded: list[Recorded]) -> None:
         """With ``--record``, write one example's or session's exchanges as one cassette."""
@@ -324,7 +362,33 @@ class _Run:
             self.meter.step("shrink")
             return self.judge.still_fails(match, case, tries)
 
-        reduce_case(finding.case, fails)
+        # Bounded by --max-examples too: as many tries as Hypothesis's shrinker of a mode gets.
+        reduce_case(
+            finding.case, fails, min(REDUCE_BUDGET, SHRINK_PER_EXAMPLE * self.config.max_examples)
+        )
+
+    def _explain(self, finding: Finding) -> None:
+        """The reduced repro made valid where the failure allows, re-sent on the run's other
+        modes, and given the ids this server minted when the failure fires with them
+        (``explain``); from here on a smaller example no longer replaces it."""
+        match, tries = same_failure(finding.violation.key), self._tries(finding)
+
+        def fires(case: Case) -> Observation | None:
+            self.meter.step("shrink")
+            for _ in range(tries):
+                verdict = self.judge.verdict(case)
+                if any(match(v) for v in verdict.faults):
+                    return verdict.observation
+            return None
+
+        done = explain(finding.case, fires, self.config.modes, self.minted)
+        if done.observation is not None:
+            finding.case, finding.observation = done.case, done.observation
+        finding.needs, finding.reproduces_on = done.needs, done.reproduces_on
+        finding.mechanism, finding.cleared_by = done.mechanism, done.cleared_by
+        finding.settled = True
+        # The symptoms the final request shows are gathered again as it is confirmed.
+        finding.cofired = set()
 
     def _trials(self, finding: Finding) -> None:
         """Measure the final repro's rate: over ``MEASURE_TRIES`` tries (or K, if more), and
@@ -382,11 +446,14 @@ def run(
         mode_of_tapes,
         config.profile.knob_defaults,
         config.backend,
+        headers=config.headers,
     )
-    store = FindingStore(config.out, found_by(config))
+    about = target.describe()
+    store = FindingStore(config.out, found_by(config), about)
     deadline = None if config.max_time is None else started + config.max_time
-    meter = Meter(store, progress, stop, deadline, clock=lambda: _clock())
+    meter = Meter(store, progress, stop, deadline, lambda: _clock(), config.max_failures)
     fuzz = _Run(config, target, store, meter)
+    fuzz.report.run = found_by(config) | {"target": about}
     broke = fuzz.execute()
     report = fuzz.report
     report.findings = sorted(store.by_key.values(), key=lambda f: f.violation.key)

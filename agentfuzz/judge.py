@@ -19,7 +19,16 @@ from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate
 
-__all__ = ["Judge", "Match", "Verdict", "any_of", "check", "oracle_names", "same_failure"]
+__all__ = [
+    "Judge",
+    "Match",
+    "Verdict",
+    "any_of",
+    "check",
+    "oracle_names",
+    "oracle_summaries",
+    "same_failure",
+]
 
 # Which violations count as "the failure" being judged.
 Match = Callable[[Violation], bool]
@@ -45,6 +54,12 @@ def check(
 def oracle_names() -> list[str]:
     """Every oracle's name, in the public order (what ``--only`` and ``--skip`` accept)."""
     return oracles.names()
+
+
+def oracle_summaries() -> dict[str, str]:
+    """Every oracle's name and one line on what it checks, in the public order (what
+    ``agentfuzz oracles`` prints)."""
+    return oracles.summaries()
 
 
 @dataclass(frozen=True)

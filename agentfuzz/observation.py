@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "NOT_SERVED",
     "BackendRequest",
     "Exchange",
     "ItemSighting",
@@ -32,6 +33,11 @@ class SSEEvent:
 # sent anything, or while it was still sending. A stream that went silent after it had begun, or
 # a body cut off mid-way, stays a failure: the server stopped making progress.
 SLOW = "slow answer: "
+
+# Statuses that say the request never reached a model: a wrong key, path or model name, or a
+# rate limit. Whatever body comes with one (a router's plain-text 404 page) is not the server's
+# answer to the request, so no oracle judges it.
+NOT_SERVED = frozenset({401, 403, 404, 405, 429})
 
 
 @dataclass(frozen=True)

@@ -21,16 +21,20 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
-from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import HealthCheck, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, HypothesisWarning
+from hypothesis.internal.conjecture.engine import ConjectureRunner as _Runner
+from hypothesis.reporting import with_reporter
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.observation import Violation
@@ -41,6 +45,7 @@ warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarn
 
 __all__ = [
     "Diverged",
+    "EnoughFailures",
     "Failure",
     "Halt",
     "Interrupted",
@@ -80,6 +85,15 @@ class Diverged(Halt):
     """A replayed campaign asked for what its cassette lacks."""
 
 
+class EnoughFailures(Halt):
+    """``--max-failures`` distinct failures are found: fuzzing ends, shrinking goes on."""
+
+
+class _Spent(Halt):
+    """A mode's budget of examples or of Hypothesis shrink steps is spent: its pass ends
+    (``fuzz_mode`` takes it, it never leaves the mode)."""
+
+
 _CLASSES: dict[tuple[str, str], type[Failure]] = {}
 # Shards of one --workers campaign run as threads: one class per key, whichever thread asks.
 _CLASSES_LOCK = threading.Lock()
@@ -109,8 +123,11 @@ def run_pass(
 ) -> None:
     """Run ``check`` over ``strategy`` as one Hypothesis test; re-raise a halt as itself.
 
-    Hypothesis's own messages (how to reproduce a failure, slow shrinking) are for people
-    running a test suite, not a fuzz campaign: the pass runs quiet.
+    Hypothesis's own messages (how to reproduce a failure with ``@seed``, falsifying examples,
+    slow shrinking) are for people running a test suite, not a fuzz campaign: the pass runs
+    quiet, and whatever Hypothesis reports all the same (its seed line when a Ctrl-C ends a
+    pass, at any verbosity a profile sets) goes to a reporter that drops it. The summary
+    says what was found.
     """
     prop = settings(
         max_examples=max_examples,
@@ -126,7 +143,8 @@ def run_pass(
     # One example database key per target and mode, so saved failures replay where they failed.
     prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
     try:
-        prop()
+        with with_reporter(_dropped):
+            prop()
     except BaseException as raised:
         leaves = [_interrupt_behind(e) or e for e in _leaves(raised)]
         halts = [e for e in leaves if isinstance(e, KeyboardInterrupt)]
@@ -136,6 +154,10 @@ def run_pass(
         if foreign:
             # A bug of ours (or of a strategy), not a finding: it must not pass for one.
             raise foreign[0] from None
+
+
+def _dropped(text: object) -> None:
+    """Hypothesis's reporter while a pass runs: nothing of it reaches the user."""
 
 
 def _interrupt_behind(raised: BaseException) -> KeyboardInterrupt | None:
@@ -162,11 +184,16 @@ def _leaves(raised: BaseException) -> Iterator[BaseException]:
 
 def _severity(halt: KeyboardInterrupt) -> int:
     """Which halt ends the run when several were collected: the target's state outranks a stop,
-    and a stop (Ctrl-C, SIGTERM) outranks the clock."""
+    a stop (Ctrl-C, SIGTERM) outranks the clock, the clock ``--max-failures``, and any of them
+    a mode's spent budget."""
     if isinstance(halt, TargetGone):
         return 3
     if isinstance(halt, Diverged):
         return 2
+    if isinstance(halt, _Spent):
+        return -2
+    if isinstance(halt, EnoughFailures):
+        return -1
     return 0 if isinstance(halt, OutOfTime) else 1
 
 
@@ -202,6 +229,8 @@ def same_questions() -> Iterator[None]:
 
 
 MAX_PASSES = 8
+# Hypothesis's shrinking of a mode gets this many calls per generated example the mode may run.
+SHRINK_PER_EXAMPLE = 2
 
 
 def fuzz_mode(
@@ -209,6 +238,7 @@ def fuzz_mode(
     judge: Callable[[Any], list[Violation]],
     *,
     on_example: Callable[[], None],
+    on_shrink: Callable[[], None],
     on_failure: Callable[[], None],
     on_pass: Callable[[int], None],
     max_examples: int,
@@ -220,17 +250,33 @@ def fuzz_mode(
 
     Hypothesis stops generating soon after its first failures, and only the first failure an
     example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
-    failures no earlier pass has shrunk, and passes go on while they find new ones. The last
-    pass finds nothing new, so it has explored ``max_examples`` examples in full, and it never
-    shrinks: what it measures (the session turn table) is an unbiased sample. ``on_example``
-    hears of each example before it is judged, ``on_failure`` of each fresh failure raised,
-    ``on_pass`` of each pass (by number, from 0) before it starts.
+    failures no earlier pass has shrunk, and passes go on while they find new ones and the
+    mode's budget lasts. The budget is the mode's, over all its passes: ``max_examples``
+    generated examples (a pass gets what earlier ones left; Hypothesis's own count leaves out
+    the failing ones, so the surplus it asks for is rejected unsent), and
+    ``SHRINK_PER_EXAMPLE`` times as many calls of Hypothesis's shrinker (with its final replay
+    of the minimal failing examples); a pass that spends those ends there, what it found
+    already in the store.
+    When a pass finds nothing new, it was the last; having found nothing, it never shrank.
+
+    ``on_example`` hears of each generated example before it is judged, ``on_shrink`` of each
+    shrink call, ``on_failure`` of each fresh failure raised, ``on_pass`` of each pass (by
+    number, from 0) before it starts.
     """
     shrunk: set[tuple[str, str]] = set()
     raised: set[tuple[str, str]] = set()
+    left = {"examples": max_examples, "shrinks": SHRINK_PER_EXAMPLE * max_examples}
 
     def check(example: Any) -> None:
-        on_example()
+        spend = "examples" if _generating() else "shrinks"
+        if left[spend] <= 0:
+            if spend == "examples":
+                # Hypothesis's own count leaves out failing examples: reject the surplus
+                # unsent (it soon moves on to shrinking), rather than end the pass unshrunk.
+                reject()
+            raise _Spent(spend)
+        left[spend] -= 1
+        on_example() if spend == "examples" else on_shrink()
         fresh = [v for v in judge(example) if v.key not in shrunk]
         if fresh:
             raised.add(fresh[0].key)
@@ -238,16 +284,45 @@ def fuzz_mode(
             raise failure(fresh[0])
 
     for number in range(MAX_PASSES):
+        if left["examples"] <= 0:
+            break
         before = len(raised)
         on_pass(number)
-        run_pass(
-            strategy,
-            check,
-            max_examples=max_examples,
-            seed=None if seed is None else seed + number,
-            database=database,
-            db_key=db_key,
-        )
+        with contextlib.suppress(_Spent):
+            run_pass(
+                strategy,
+                check,
+                max_examples=left["examples"],
+                seed=None if seed is None else seed + number,
+                database=database,
+                # A key per pass: a later pass no longer fails on what an earlier one shrank,
+                # and Hypothesis deletes a saved example that replays without failing.
+                db_key=db_key if number == 0 else f"{db_key}|pass {number}",
+            )
         shrunk |= raised
         if len(raised) == before:
             break
+
+
+def _generating() -> bool:
+    """Whether Hypothesis calls the property with a new example (reusing a saved one, generating,
+    targeting), not shrinking one or replaying a minimal failing one.
+
+    Hypothesis has no public word for its phase: this reads its runner's, from the frame that
+    called the property. Without a runner behind the call (the final replay of what failed,
+    or a Hypothesis whose internals moved), the call counts as a shrink step, so a budget of
+    examples is never overspent.
+    """
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(_DEPTH):
+        if frame is None:
+            return False
+        runner = frame.f_locals.get("self")
+        if isinstance(runner, _Runner):
+            return getattr(runner, "_current_phase", "") in _GENERATING
+        frame = frame.f_back
+    return False
+
+
+_GENERATING = ("reuse", "generate", "target")
+_DEPTH = 40

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from agentfuzz.campaigns import campaign_parts, is_campaign_cassette, recorded_campaign
+from agentfuzz.campaigns import forget_campaign, is_campaign_cassette, recorded_campaign
 
 if TYPE_CHECKING:
     from agentfuzz.findings import Report
@@ -119,7 +119,7 @@ class CampaignRunner:
             }
             config = FuzzConfig(**fields)
             if config.cassette is not None and config.record_mode == "all":
-                _forget(config.cassette)
+                forget_campaign(config.cassette)
             return run(config)
         except (NotInCassette, CassetteError, TargetUnreachable, ProfileError) as exc:
             failure = str(exc)
@@ -174,10 +174,3 @@ class CampaignRunner:
             number += 1
             out = self.out / f"seed-{seed}-{number}"
         return out
-
-
-def _forget(folder: Path) -> None:
-    """Remove a campaign's old parts before ``all`` records it anew: a part the new campaign
-    never reaches (no findings, so no shrinking) must not linger from the old one."""
-    for part in campaign_parts(folder) if folder.is_dir() else []:
-        part.unlink()

@@ -33,12 +33,23 @@ from typing import Any
 from agentfuzz.config import FuzzConfig, ShardSpec
 from agentfuzz.engine import Progress
 from agentfuzz.findings import Status
+from agentfuzz.repro import claimed_dir
 from agentfuzz.summary import Coverage, FailedShard, FindingRow, Latency, Summary, TurnRow
 
-__all__ = ["SHARD_SPEC", "groups", "merge", "merged_status", "run_sharded", "spec_of"]
+__all__ = [
+    "SHARD_HEADERS",
+    "SHARD_SPEC",
+    "groups",
+    "merge",
+    "merged_status",
+    "run_sharded",
+    "spec_of",
+]
 
 # The environment variable a shard reads its campaign from.
 SHARD_SPEC = "AGENTFUZZ_SHARD_SPEC"
+# The ``--header`` headers, as a JSON object: secrets, so beside the key, not in the spec file.
+SHARD_HEADERS = "AGENTFUZZ_HEADERS"
 _SHARD_TEST = Path(__file__).with_name("_shard.py")
 
 
@@ -71,7 +82,8 @@ def groups(workers: int, cores: int) -> list[list[int]]:
 def run_sharded(config: FuzzConfig, workers: int, progress: Progress = lambda _: None) -> Summary:
     """Run ``workers`` shards through pytest-xdist and return the merged summary.
 
-    The API key travels in the environment (``OPENAI_API_KEY``), never in the spec file. While
+    The API key and the headers travel in the environment (``OPENAI_API_KEY``,
+    ``AGENTFUZZ_HEADERS``), never in the spec file. While
     the shards run, ``progress`` gets their ``Status`` merged, from the files they write. However
     a shard ends (done, stopped, crashed, killed), the bundles it wrote are merged with the
     others', and a shard that did not finish is named, with why, in ``failed_shards``.
@@ -87,12 +99,21 @@ def run_sharded(config: FuzzConfig, workers: int, progress: Progress = lambda _:
     env = dict(os.environ, **{SHARD_SPEC: str(spec_path)})
     if config.api_key:
         env["OPENAI_API_KEY"] = config.api_key
+    if config.headers:
+        env[SHARD_HEADERS] = json.dumps(config.headers)
     argv = [sys.executable, "-m", "pytest", str(_SHARD_TEST), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", "no:randomly", "--rootdir", str(shards), "-c", os.devnull]
     argv += ["-n", str(len(spec.groups)), *extra]
     log = shards / "pytest.log"
     interrupted = _watch(argv, env, log, shards, progress)
-    summaries = [_shard_summary(shards, k, log) for k in range(workers)]
+    summaries = [
+        # Stopped while pytest-xdist was still bringing its nodes up: a shard that never
+        # began failed at nothing, and found nothing.
+        Summary(interrupted=True)
+        if interrupted and not (shards / str(k)).exists()
+        else _shard_summary(shards, k, log)
+        for k in range(workers)
+    ]
     merged = merge(summaries, config.out)
     if not merged.failed_shards:
         # The merged bundles are copies: the shards' own would only be duplicates to trip over.
@@ -280,19 +301,25 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
         if crashed and smallest.signature in _SUSPECTS:
             for other in others:  # a shard's bundle is <out>/.shards/<k>/<folder>
                 best[f"{name}-shard{Path(other.bundle).parent.name}"] = other
+    run = next((s.run for s in summaries if s.run), {})
+    run_id = run.get("run") if isinstance(run.get("run"), str) else None
     findings = []
     for name, finding in sorted(best.items()):
-        target = out / name
+        # Never over another run's bundle of the same failure: that one is numbered on.
+        target = claimed_dir(out, name, run_id)
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(finding.bundle, target)
-        findings.append(finding.model_copy(update={"bundle": str(target)}))
+        seen = sorted({m for row in by_name.get(name, [finding]) for m in row.seen_on})
+        findings.append(finding.model_copy(update={"bundle": str(target), "seen_on": seen}))
     examples: Counter[str] = Counter()
+    shrinks: Counter[str] = Counter()
     turns: dict[str, TurnRow] = {}
     samples: dict[str, list[float]] = {}
     timeouts: Counter[str] = Counter()
     coverage: dict[str, Coverage] = {}
     for summary in summaries:
         examples.update(summary.examples)
+        shrinks.update(summary.shrink_steps)
         for dimension, used in summary.coverage.items():
             coverage.setdefault(dimension, Coverage()).add(used)
         for mode, seconds in summary.samples.items():
@@ -304,7 +331,10 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
             slot.failed += row.failed
     return Summary(
         findings=findings,
+        run=run,
         examples=dict(examples),
+        shrink_steps=dict(shrinks),
+        reduce_steps=sum(s.reduce_steps for s in summaries),
         requests=sum(s.requests for s in summaries),
         elapsed_s=max((s.elapsed_s for s in summaries), default=0.0),
         session_turns=dict(sorted(turns.items(), key=lambda kv: int(kv[0]))),
@@ -314,6 +344,7 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
         stopped_answering=any(s.stopped_answering for s in summaries),
         interrupted=any(s.interrupted for s in summaries),
         out_of_time=any(s.out_of_time for s in summaries),
+        max_failures_reached=any(s.max_failures_reached for s in summaries),
         not_served=next((s.not_served for s in summaries if s.not_served), None),
         error=next((s.error for s in summaries if s.error), None),
         unreachable=next((s.unreachable for s in summaries if s.unreachable), None),

@@ -1,19 +1,22 @@
-"""The ``agentfuzz`` command line: ``fuzz``, ``reduce``, ``replay`` and ``serve``.
+"""The ``agentfuzz`` command line: ``fuzz``, ``reduce``, ``replay``, ``serve``, ``profiles`` and
+``oracles``.
 
-One module per command (``fuzz.py``, ``reduce.py``, ``replay.py``, ``serve.py``), the summary's
-rendering (``_render.py``), the click group (``_group.py``) and what every command shares
-(``_common.py``: the exit codes, one-line failures, the shared option checks).
+One module per command (``fuzz.py``, ``reduce.py``, ``replay.py``, ``serve.py``; the two
+listings in ``listing.py``), the summary's rendering (``_render.py``), the click group
+(``_group.py``), its config file (``_config.py``), what help says beyond click (``_help.py``)
+and what every command shares (``_common.py``: the exit codes, one-line failures, the shared
+option checks).
 """
 
 from __future__ import annotations
 
-from agentfuzz.cli import fuzz, reduce, replay, serve
+from agentfuzz.cli import fuzz, listing, reduce, replay, serve
 from agentfuzz.cli._group import cli
 
 __all__ = ["cli", "main"]
 
 # The commands register with the group when imported.
-_COMMANDS = (fuzz, reduce, replay, serve)
+_COMMANDS = (fuzz, reduce, replay, serve, listing)
 
 
 def main(argv: list[str] | None = None) -> int:

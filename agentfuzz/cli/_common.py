@@ -16,12 +16,13 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
+from urllib.parse import urlsplit
 
 import click
 
 from agentfuzz.judge import oracle_names as known_oracles
 from agentfuzz.options import base_url_problem
-from agentfuzz.target import first_model
+from agentfuzz.target import first_model, wait_for_server
 from agentfuzz.transport.errors import ModelListError
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "EXIT_UNREACHABLE",
     "EXIT_USAGE",
     "Exit",
+    "checked_headers",
     "checked_key",
     "checked_url",
     "command_line",
@@ -38,9 +40,13 @@ __all__ = [
     "first_model_of",
     "oracle_names",
     "reference_server",
+    "secret_options",
     "stop_signals",
     "trials_of",
+    "url_hint",
+    "waited_for",
     "writable_out",
+    "write_pytest_ini",
 ]
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
@@ -56,7 +62,7 @@ class Exit(Exception):
 
 # Flags whose value is a secret: left out of a recorded command (each falls back to its
 # environment variable, so the command still runs as it did).
-_SECRET_FLAGS = ("--api-key",)
+_SECRET_FLAGS = ("--api-key", "--header", "-H")
 _URL_CREDENTIALS = re.compile(r"//[^/@\s]*@")
 
 
@@ -78,6 +84,8 @@ def command_line() -> str:
         flag = word.split("=", 1)[0]
         if flag in _SECRET_FLAGS:
             skip = "=" not in word
+            continue
+        if word.startswith("-H"):  # ``-H'Name: value'``, the value glued to the flag
             continue
         words.append(_URL_CREDENTIALS.sub("//", word))
     return shlex.join(["agentfuzz", *words])
@@ -113,12 +121,65 @@ def checked_key(value: str | None) -> str | None:
     return value
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def checked_headers(values: tuple[str, ...]) -> dict[str, str]:
+    """``--header 'Name: value'`` as a dict; exit 2 for one that cannot be sent as it is."""
+    headers: dict[str, str] = {}
+    for given in values:
+        name, colon, value = given.partition(":")
+        name, value = name.strip(), value.strip()
+        if not colon or not _HEADER_NAME.fullmatch(name):
+            # Nothing of it in the message: a value given without its name may be the secret.
+            fail(EXIT_USAGE, "--header: expected 'Name: value' (a header name, a colon, a value)")
+        if not all(" " <= c <= "~" for c in value):
+            fail(EXIT_USAGE, f"--header {name}: the value must be printable ASCII")
+        headers[name] = value
+    return headers
+
+
+def waited_for(
+    url: str, seconds: float | None, api_key: str | None, headers: dict[str, str]
+) -> None:
+    """``--wait-for-server``: one line that it waits, then until ``GET {url}/models`` answers
+    200; exit 3 with one line when ``seconds`` pass first."""
+    if seconds is None:
+        return
+    models = f"{url.rstrip('/')}/models"
+    click.echo(f"agentfuzz: waiting up to {seconds:g}s for {models} to answer 200", err=True)
+    if not wait_for_server(url, seconds, api_key, headers):
+        fail(EXIT_UNREACHABLE, f"{models} did not answer 200 within {seconds:g}s")
+
+
 def trials_of(value: str) -> int | Literal["auto"]:
     if value == "auto":
         return "auto"
     if not value.isascii() or not value.isdigit() or int(value) < 1:
         fail(EXIT_USAGE, f"--trials {value}: expected a positive integer")
     return int(value)
+
+
+# An output folder's pytest.ini: ``pytest OUT`` makes OUT the rootdir, so this applies to it
+# alone, never to a project that holds OUT and collects it as its own.
+_PYTEST_INI = """\
+# Written by agentfuzz: `pytest <this folder>` runs every repro bundle in it, offline or with
+# --agentfuzz-base-url. Each bundle has its own test_repro.py; importlib mode lets those
+# same-named files import side by side (with the agentfuzz plugin loaded, each bundle is
+# collected once, from its repro.json), even with plugin autoloading off.
+[pytest]
+addopts = --import-mode=importlib
+"""
+
+
+def write_pytest_ini(out: Path) -> None:
+    """Make ``pytest OUT`` collect a folder of several bundles: without it, their same-named
+    ``test_repro.py`` files clash ("import file mismatch") wherever the plugin does not leave
+    them out (``-p no:agentfuzz``, ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``, the files named on the
+    command line). A ``pytest.ini`` already there is the user's and stays."""
+    ini = out / "pytest.ini"
+    if not ini.exists():
+        ini.write_text(_PYTEST_INI, encoding="utf-8")
 
 
 def writable_out(out: Path, flag: str = "--out") -> Path:
@@ -132,11 +193,26 @@ def writable_out(out: Path, flag: str = "--out") -> Path:
     return out
 
 
-def first_model_of(base_url: str, api_key: str | None, timeout: float) -> str:
+def first_model_of(
+    base_url: str, api_key: str | None, timeout: float, headers: dict[str, str] | None = None
+) -> str:
     try:
-        return first_model(base_url, api_key, timeout)
+        return first_model(base_url, api_key, timeout, headers)
     except ModelListError as exc:
-        fail(EXIT_USAGE, f"{exc}; pass --model")
+        fail(EXIT_USAGE, f"{exc}; {url_hint(base_url) or 'pass --model'}")
+
+
+# An API version in a URL path: /v1, /v2beta, /api/v3/.
+_VERSIONED = re.compile(r"/v\d+[a-z]*\d*(?:/|$)")
+
+
+def url_hint(base_url: str) -> str | None:
+    """What to try when a target serves nothing at ``base_url``, if the URL itself says it:
+    a path with no API version (``http://host:8000``) most likely lacks the ``/v1`` under which
+    OpenAI-compatible servers serve. None when the path has one."""
+    if _VERSIONED.search(urlsplit(base_url).path):
+        return None
+    return f"the base URL probably lacks /v1: try {base_url.rstrip('/')}/v1"
 
 
 @contextlib.contextmanager
@@ -201,3 +277,23 @@ def stop_signals() -> Iterator[Callable[[], bool]]:
         sys.unraisablehook = hook
         for signum, handler in before.items():
             signal.signal(signum, handler)
+
+
+def secret_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--api-key`` and ``--header/-H``, the secrets a command sends with every request and
+    never writes anywhere: one definition for every command that talks to a server."""
+    command = click.option(
+        "--header",
+        "-H",
+        "headers",
+        multiple=True,
+        metavar="'NAME: VALUE'",
+        help="Add this header to every request (repeatable). A secret like the key: never written "
+        "to any file. Default: none.",
+    )(command)
+    return click.option(
+        "--api-key",
+        envvar="OPENAI_API_KEY",
+        help="Bearer key sent with every request; never written to any file. "
+        "Default: $OPENAI_API_KEY.",
+    )(command)

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from agentfuzz.cli._common import EXIT_CLEAN, EXIT_UNREACHABLE, EXIT_USAGE, Exit
+from agentfuzz.cli._help import EXIT_CODES, HelpfulGroup
 from agentfuzz.profiles import ProfileError
 from agentfuzz.transport.errors import CassetteError, NotInCassette, TargetUnreachable
 
 __all__ = ["cli"]
 
 
-class _Group(click.Group):
+class _Group(HelpfulGroup):
     """A click group whose every failure is one line on stderr and a contract exit code."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # ``agentfuzz fuzz --config F`` as ``agentfuzz --config F fuzz``: the file must be read
+        # before the command's options are (it is their default_map).
+        return super().parse_args(ctx, _config_first(args))
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         kwargs.setdefault("prog_name", "agentfuzz")
@@ -70,7 +77,39 @@ def _run_group(invoke: Any) -> int:
     return EXIT_CLEAN
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+def _config_first(args: list[str]) -> list[str]:
+    """``args`` with a ``--config FILE`` (or ``--config=FILE``) given after the command moved
+    before it; nothing past a ``--`` moves."""
+    end = args.index("--") if "--" in args else len(args)
+    for i, word in enumerate(args[:end]):
+        if word == "--config" and i + 1 < end:
+            return [*args[i : i + 2], *args[:i], *args[i + 2 :]]
+        if word.startswith("--config="):
+            return [word, *args[:i], *args[i + 1 :]]
+    return args
+
+
+_SETTINGS = {"help_option_names": ["-h", "--help"], "show_default": True, "max_content_width": 100}
+
+
+@click.group(cls=_Group, context_settings=_SETTINGS, epilog=EXIT_CODES)
 @click.version_option(package_name="agentfuzz")
-def cli() -> None:
-    """Fuzz multi-turn tool calling on OpenAI-compatible servers."""
+@click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="AGENTFUZZ_CONFIG",
+    help="Read option defaults from this TOML file (keys are option names; ${ENV} expanded; the "
+    "command line wins). Default: ./agentfuzz.toml, else [tool.agentfuzz] in ./pyproject.toml. "
+    "Also $AGENTFUZZ_CONFIG; may follow the command.",
+)
+@click.pass_context
+def cli(ctx: click.Context, config: Path | None) -> None:
+    """Fuzz multi-turn tool calling on OpenAI-compatible servers.
+
+    `agentfuzz profiles` and `agentfuzz oracles` list what exists; `agentfuzz COMMAND --help`
+    says what each command takes.
+    """
+    from agentfuzz.cli._config import config_defaults
+
+    assert isinstance(ctx.command, click.Group)
+    ctx.default_map = config_defaults(ctx.command, ctx, config)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -15,6 +16,8 @@ __all__ = ["summary"]
 def summary(console: Console, done: Summary) -> None:
     """The run's summary (one run's, or the merge of the shards') for people."""
     findings = done.findings
+    if done.run:
+        console.print(_what_ran(done.run), soft_wrap=True, highlight=False)
     table = Table(title="agentfuzz findings")
     table.add_column("oracle", no_wrap=True)
     table.add_column("size", justify="right")
@@ -22,21 +25,31 @@ def summary(console: Console, done: Summary) -> None:
     table.add_column("message")
     for f in findings:
         rate = f.reproduced + (" flaky" if f.flaky else "")
-        table.add_row(f.oracle, str(f.size), rate, f.message)
+        more = f" (+{len(f.symptoms) - 1} symptoms of the same cause)" if f.symptoms else ""
+        table.add_row(f.oracle, str(f.size), rate, f.message + more)
     if findings:
         console.print(table)
         # Paths on lines of their own, whole, so they can be copied.
         for f in findings:
-            path = Path(f.bundle) / "repro.json"
-            console.print(f"repro: {path}", soft_wrap=True, highlight=False)
+            folder = Path(f.bundle)
+            for line in (
+                f"report: {folder / 'REPORT.md'}",
+                f"re-send: sh {folder / 'repro.sh'}",
+                f"regression test: pytest {folder}",
+            ):
+                console.print(line, soft_wrap=True, highlight=False)
     if done.session_turns:
         _turn_table(console, done.session_turns)
     if done.coverage:
         _coverage_table(console, done.coverage)
     examples = ", ".join(f"{mode} {n}" for mode, n in done.examples.items())
     shards = f" · {done.shards} workers" if done.shards else ""
+    # Generated examples (what --max-examples bounds) apart from the shrinking that followed.
+    shrinks = sum(done.shrink_steps.values())
+    steps = f" · shrink steps {shrinks}" if shrinks else ""
+    steps += f" · reduce steps {done.reduce_steps}" if done.reduce_steps else ""
     console.print(
-        f"{len(findings)} finding(s) · examples: {examples or 'none'} · "
+        f"{len(findings)} finding(s) · examples: {examples or 'none'}{steps} · "
         f"{done.requests} requests · {done.elapsed_s:.1f}s{shards}",
         highlight=False,
     )
@@ -55,10 +68,27 @@ def summary(console: Console, done: Summary) -> None:
             "stopped at --max-time: findings so far are written, the last ones maybe not fully "
             "shrunk or confirmed"
         )
+    if done.max_failures_reached:
+        console.print("stopped at --max-failures: what was found is shrunk, confirmed and written")
     for failed in done.failed_shards:
         console.print(f"shard {failed.shard} failed: {failed.why}", highlight=False)
     if done.error and not done.failed_shards:
         console.print(f"internal error: {done.error}", highlight=False)
+
+
+def _what_ran(run: dict[str, Any]) -> str:
+    """``fuzzed http://…/v1 (reference profile vllm-kimi-k2) · model m · profile default ·
+    seed 1``: what the run fuzzed, and how to run it again."""
+    target = run.get("target") or {}
+    where = str(target.get("base_url") or "?")
+    if target.get("reference_profile"):
+        where += f" (reference profile {target['reference_profile']})"
+    seed = run.get("seed")
+    seeded = f"seed {seed}" if seed is not None else "seed random (pass --seed N to repeat it)"
+    return (
+        f"fuzzed {where} · model {target.get('model', '?')} · profile "
+        f"{run.get('profile', '?')} · {seeded}"
+    )
 
 
 def _latency(console: Console, done: Summary) -> None:

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 
 from agentfuzz._progress import HEARTBEAT_GAP, Watch
+from agentfuzz.campaigns import forget_campaign
 from agentfuzz.cli._common import (
     DEFAULT_SERVE_PROFILE,
     EXIT_CLEAN,
@@ -20,6 +21,7 @@ from agentfuzz.cli._common import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     Exit,
+    checked_headers,
     checked_key,
     checked_url,
     command_line,
@@ -27,17 +29,25 @@ from agentfuzz.cli._common import (
     first_model_of,
     oracle_names,
     reference_server,
+    secret_options,
     stop_signals,
     trials_of,
+    url_hint,
+    waited_for,
     writable_out,
+    write_pytest_ini,
 )
 from agentfuzz.cli._group import cli
+from agentfuzz.cli._help import EXIT_CODES
 from agentfuzz.cli._render import summary
 from agentfuzz.config import ALL_MODES, FuzzConfig, Kind
 from agentfuzz.engine import Progress, RunBroke, run
+from agentfuzz.findings import fold
 from agentfuzz.judge import oracle_names as known_oracles
 from agentfuzz.options import RECORD_MODES
 from agentfuzz.profiles import load_profile
+from agentfuzz.reports import FORMATS as REPORT_FORMATS
+from agentfuzz.reports import unwritable, write_reports
 from agentfuzz.summary import Summary
 from agentfuzz.target import BackendLog
 
@@ -110,12 +120,30 @@ def _proxy_mode(
         fail(EXIT_USAGE, "proxy mode (--backend) runs with --workers 1")
 
 
-@cli.command()
-@click.option("--base-url", help="Server to fuzz, e.g. http://host:8000/v1. Default: --serve.")
+@cli.command(epilog=EXIT_CODES)
+@click.option(
+    "--base-url",
+    help="Server to fuzz, with its /v1, e.g. http://host:8000/v1. Default: start the embedded "
+    "reference server (see --serve).",
+)
 @click.option("--model", help="Model name. Default: the first one /v1/models lists.")
-@click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer key (default $OPENAI_API_KEY).")
-@click.option("--api", type=click.Choice(["chat", "responses"]), help="Only this api.")
-@click.option("--stream/--no-stream", default=None, help="Only streaming / non-streaming.")
+@secret_options
+@click.option(
+    "--wait-for-server",
+    type=click.FloatRange(min=0.0, min_open=True),
+    metavar="SECONDS",
+    help="First wait until GET /models answers 200 (a server still loading its model), at "
+    "most this many seconds; then exit 3. Default: no wait.",
+)
+@click.option(
+    "--api", type=click.Choice(["chat", "responses"]), help="Only this api. Default: both."
+)
+@click.option(
+    "--stream/--no-stream",
+    default=None,
+    show_default=False,
+    help="Only streaming / non-streaming requests. Default: both.",
+)
 @click.option(
     "--mode",
     type=click.Choice(["synthetic", "session", "both"]),
@@ -123,47 +151,98 @@ def _proxy_mode(
     show_default=True,
     help="Generated histories, real sessions fed the server's own answers, or both.",
 )
-@click.option("--profile", default="default", show_default=True, help="Fuzz profile name or path.")
-@click.option("--serve", help=f"Reference server profile (default {DEFAULT_SERVE_PROFILE}).")
+@click.option(
+    "--profile",
+    default="default",
+    show_default=True,
+    help="Fuzz profile: what histories are generated. A name ({fuzz_profiles}) or a TOML path.",
+)
+@click.option(
+    "--serve",
+    help="Without --base-url: the embedded reference server's profile, i.e. which bug it plants "
+    f"({{serve_profiles}}). Default: {DEFAULT_SERVE_PROFILE}.",
+)
 @click.option(
     "--backend",
-    help="Proxy mode: run the reference server with this profile as the backend of the proxy "
-    "at --base-url, and check what reaches it (proxy_fidelity).",
+    help="Proxy mode: run the reference server with this profile ({serve_profiles}) as the "
+    "backend of the proxy at --base-url, and check what reaches it (proxy_fidelity). "
+    "Default: off.",
 )
 @click.option(
     "--backend-port",
     type=click.IntRange(0, 65535),
     help="Port the --backend listens on, on 127.0.0.1 (default 0: a free one, printed).",
 )
-@click.option("--max-examples", type=click.IntRange(min=1), default=100, show_default=True)
-@click.option("--seed", type=int, help="Derandomize the run with this seed.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("agentfuzz-out"))
+@click.option(
+    "--max-examples",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Examples (generated histories, or sessions in session mode) to try per mode "
+    "(api/stream), per kind (synthetic/session) and per worker. Shrinking is bounded by it "
+    "too: at most 2N shrink steps per mode and kind, and 2N (at most 200) reduce steps per "
+    "finding, each times --trials.",
+)
+@click.option("--seed", type=int, help="Derandomize the run with this seed. Default: a random one.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("agentfuzz-out"),
+    help="Folder for the repro bundles (one per finding) and summary.json.",
+)
 @click.option(
     "--max-time",
     type=click.FloatRange(min=0.0, min_open=True),
     help="Seconds the run may take; then it stops at its next example (or shrink step) and "
-    "reports what it has.",
+    "reports what it has. Default: no limit.",
 )
-@click.option("--workers", type=click.IntRange(min=1), default=1)
+@click.option(
+    "--max-failures",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Stop fuzzing after N distinct failures (per worker); then shrink, confirm and "
+    "write them, as at --max-time. Default: no limit.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    help="Shards run in parallel (processes through pytest-xdist), each with its own seed; "
+    "their findings are merged into --out.",
+)
 @click.option(
     "--trials",
     default="1",
     show_default=True,
-    help="Tries per judgement (a failure counts if it shows in any), or auto: measure each "
-    "failure's rate and try enough to miss it at most 3% of the time.",
+    help="Tries per judgement, K (a positive integer: a failure counts if it shows in any of "
+    "K) or auto: measure each failure's rate and try enough to miss it at most 3% of the time.",
 )
-@click.option("--oracles", "only", help="Only these oracles (comma-separated).")
-@click.option("--skip-oracles", "skip", help="Not these oracles (comma-separated).")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True)
+@click.option(
+    "--oracles",
+    "only",
+    help="Only these oracles, comma-separated ({oracles}). Default: all.",
+)
+@click.option(
+    "--skip-oracles", "skip", help="Not these oracles, comma-separated. Default: none skipped."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=60.0,
+    show_default=True,
+    help="Seconds one request may take, answer included; past them it is a slow answer, "
+    "not a finding.",
+)
 @click.option(
     "--record",
     type=click.Path(path_type=Path),
-    help="Write every example (or session) as a vcrpy cassette in this folder.",
+    help="Write every example (or session) as a vcrpy cassette in this folder. Default: none.",
 )
 @click.option(
     "--cassette",
     type=click.Path(path_type=Path),
-    help="Run the campaign through cassettes in this folder (see --record-mode).",
+    help="Run the campaign through cassettes in this folder (see --record-mode). Default: "
+    "live only.",
 )
 @click.option(
     "--record-mode",
@@ -178,7 +257,24 @@ def _proxy_mode(
     "answers (stream_divergence; judged at temperature 0 only). Doubles the requests; runs "
     "with --workers 1.",
 )
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--quiet", is_flag=True, help="No progress bar or heartbeat lines.")
+@click.option(
+    "--report",
+    "reports",
+    type=(click.Choice(REPORT_FORMATS), click.Path(path_type=Path)),
+    multiple=True,
+    metavar="html DIR|markdown FILE",
+    help="After the run, write a report of it: 'html DIR' (DIR/index.html, one "
+    "self-contained page) or 'markdown FILE' (for a CI job summary). May be given twice. "
+    "Default: none.",
+)
+@click.option(
+    "--junit-xml",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="After the run, write JUnit XML to FILE for CI dashboards: a test case per mode "
+    "that ran and per finding. Default: none.",
+)
 def fuzz(**given: Any) -> None:
     """Generate agent histories, send them, check every answer, shrink and write repros."""
     _fuzz(_Options(**given))
@@ -191,6 +287,8 @@ class _Options:
     base_url: str | None
     model: str | None
     api_key: str | None
+    headers: tuple[str, ...]
+    wait_for_server: float | None
     api: str | None
     stream: bool | None
     mode: str
@@ -202,6 +300,7 @@ class _Options:
     seed: int | None
     out: Path
     max_time: float | None
+    max_failures: int | None
     workers: int
     trials: str
     only: str | None
@@ -212,6 +311,8 @@ class _Options:
     record_mode: str | None
     differential: bool
     quiet: bool
+    reports: tuple[tuple[str, Path], ...]
+    junit_xml: Path | None
 
 
 def _fuzz(o: _Options) -> None:
@@ -226,6 +327,7 @@ def _fuzz(o: _Options) -> None:
     fields: dict[str, Any] = {
         "profile": load_profile(o.profile),
         "api_key": checked_key(o.api_key),
+        "headers": checked_headers(o.headers),
         "trials": trials_of(o.trials),
         "modes": modes,
         "kinds": _KINDS[o.mode],
@@ -236,6 +338,8 @@ def _fuzz(o: _Options) -> None:
     }
     fields |= {k: getattr(o, k) for k in _PASSED_ON}
     writable_out(o.out)
+    if (problem := unwritable(o.reports, o.junit_xml)) is not None:
+        fail(EXIT_USAGE, problem)
     if o.record is not None:
         writable_out(o.record, "--record")
     recorded = None if o.cassette is None else _replay_only(o.cassette, fields["record_mode"])
@@ -244,24 +348,50 @@ def _fuzz(o: _Options) -> None:
     about = recorded or {}
     target = about.get("target") if isinstance(about.get("target"), str) else None
     recorded_url = (target or "http://cassette.invalid/v1") if recorded is not None else None
+    # Ctrl-C and SIGTERM alike from here on: one that comes before the campaign (the server
+    # starting or loading its model, the model asked for) ends the command as a Ctrl-C there
+    # does, "interrupted" and exit 130; in the campaign, it stops it and the summary is written.
+    signals = contextlib.ExitStack()
+    termed = signals.enter_context(stop_signals())
     with (
+        signals,
         _backend(o.backend, o.backend_port or 0, o.quiet) as backend_log,
         reference_server(base_url, o.serve, recorded=recorded_url) as url,
     ):
+        if recorded is None:
+            waited_for(url, o.wait_for_server, fields["api_key"], fields["headers"])
         recorded_model = about.get("model") if isinstance(about.get("model"), str) else None
-        name = o.model or recorded_model or first_model_of(url, fields["api_key"], o.timeout)
-        config = FuzzConfig(base_url=url, model=name, backend=backend_log, **fields)
+        key, headers = fields["api_key"], fields["headers"]
+        name = o.model or recorded_model or first_model_of(url, key, o.timeout, headers)
+        # The embedded server's port is new each run: its profile names the target instead.
+        embedded = base_url is None and recorded is None
+        serve = (o.serve or DEFAULT_SERVE_PROFILE) if embedded else None
+        config = FuzzConfig(base_url=url, model=name, backend=backend_log, serve=serve, **fields)
+        if o.cassette is not None and config.record_mode == "all":
+            # Recorded anew: an old campaign's parts the new one never reaches must go.
+            forget_campaign(o.cassette)
         total = o.max_examples * len(modes) * len(config.kinds) * max(o.workers, 1)
         gap = HEARTBEAT_GAP if o.workers > 1 else 0.0
-        with (
-            Watch(Console(stderr=True), total, o.quiet, gap) as watch,
-            stop_signals() as termed,
-        ):
+        with Watch(Console(stderr=True), total, o.quiet, gap) as watch:
             done = _campaign(config, o.workers, watch, termed)
     summary(Console(), done)
     # For machines: the same summary as data, beside the bundles.
     (o.out / "summary.json").write_text(json.dumps(done.dump(), indent=2) + "\n")
-    _exit_for(done)
+    write_pytest_ini(o.out)
+    _reports(o, done)
+    _exit_for(done, config.base_url)
+
+
+def _reports(o: _Options, done: Summary) -> None:
+    """``--report`` and ``--junit-xml``, from the summary just written."""
+    if not o.reports and o.junit_xml is None:
+        return
+    try:
+        written = write_reports(done, o.reports, o.junit_xml)
+    except OSError as exc:
+        fail(EXIT_USAGE, f"cannot write a report: {exc.filename or ''}: {exc.strerror or exc}")
+    for path in written:
+        click.echo(f"report: {path}")
 
 
 # Options that go into the configuration as they are.
@@ -273,6 +403,7 @@ _PASSED_ON = (
     "record",
     "cassette",
     "max_time",
+    "max_failures",
     "differential",
 )
 
@@ -316,7 +447,7 @@ def _campaign(
     ``stop``: whether SIGTERM came (its interrupt may have been lost, see
     ``stop_signals``)."""
     if workers > 1:
-        return _sharded(config, workers, watch)
+        return fold(_sharded(config, workers, watch))
     try:
         report = run(config, watch, stop)
     except RunBroke as broke:
@@ -325,18 +456,17 @@ def _campaign(
         log = config.out / "error.log"
         log.write_text(report.traceback, encoding="utf-8")
         report.error = f"{report.error} (traceback in {log})"
-    return report.summary()
+    # One finding per root cause: symptoms one request shows together are one bundle.
+    return fold(report.summary())
 
 
-def _exit_for(done: Summary) -> NoReturn:
+def _exit_for(done: Summary, base_url: str) -> NoReturn:
     """The documented exit code for a finished run's summary, with its one line if any."""
     if done.not_served:
         # Repros written so far stay on disk; the run itself tested nothing.
-        fail(
-            EXIT_USAGE,
-            f"every request was answered {done.not_served}: nothing was tested "
-            "(check --base-url, --api-key, --model)",
-        )
+        hint = url_hint(base_url) or "check --base-url, --api-key, --model"
+        said = f"every request was answered {done.not_served}"
+        fail(EXIT_USAGE, f"{said}: nothing was tested ({hint})")
     if done.findings:
         raise Exit(EXIT_FOUND, "")
     rows = done.latency.values()

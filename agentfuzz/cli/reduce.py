@@ -13,6 +13,7 @@ from agentfuzz.cli._common import (
     EXIT_FOUND,
     EXIT_USAGE,
     Exit,
+    checked_headers,
     checked_key,
     checked_url,
     command_line,
@@ -20,11 +21,14 @@ from agentfuzz.cli._common import (
     first_model_of,
     oracle_names,
     reference_server,
+    secret_options,
     stop_signals,
     trials_of,
     writable_out,
+    write_pytest_ini,
 )
 from agentfuzz.cli._group import cli
+from agentfuzz.cli._help import EXIT_CODES
 from agentfuzz.profiles import load_profile
 
 if TYPE_CHECKING:
@@ -34,24 +38,66 @@ if TYPE_CHECKING:
 __all__ = ["reduce"]
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES)
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--base-url", help="Server to reduce against, e.g. http://host:8000/v1.")
-@click.option("--serve", help=f"Reference server profile (default {DEFAULT_SERVE_PROFILE}).")
+@click.option(
+    "--base-url",
+    help="Server to reduce against, with its /v1, e.g. http://host:8000/v1. Default: start "
+    "the embedded reference server (see --serve).",
+)
+@click.option(
+    "--serve",
+    help="Without --base-url: the embedded reference server's profile "
+    f"({{serve_profiles}}). Default: {DEFAULT_SERVE_PROFILE}.",
+)
 @click.option("--model", help="Model name. Default: the first one /v1/models lists.")
-@click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer key (default $OPENAI_API_KEY).")
-@click.option("--oracle", "oracle", help="The oracle that must keep firing. Default: the first.")
-@click.option("--trials", default="1", show_default=True, help="Tries per candidate, or auto.")
-@click.option("--profile", default="default", show_default=True, help="Fuzz profile name or path.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("agentfuzz-out"))
-@click.option("--budget", type=click.IntRange(min=1), default=400, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True)
+@secret_options
+@click.option(
+    "--oracle",
+    "oracle",
+    help="The oracle that must keep firing ({oracles}). Default: the first that fires.",
+)
+@click.option(
+    "--trials",
+    default="1",
+    show_default=True,
+    help="Tries per candidate, K (a positive integer: it fails if any of K fails) or auto: "
+    "measure the failure's rate and try enough to miss it at most 3% of the time.",
+)
+@click.option(
+    "--profile",
+    default="default",
+    show_default=True,
+    help="Fuzz profile whose knob defaults and seed handling apply ({fuzz_profiles}, or a "
+    "TOML path).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("agentfuzz-out"),
+    help="Folder the reduced repro bundle is written in.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=400,
+    show_default=True,
+    help="Candidate requests the reduction may judge at most (each judged --trials times).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=60.0,
+    show_default=True,
+    help="Seconds one request may take, answer included.",
+)
 def reduce(
     file: Path,
     base_url: str | None,
     serve: str | None,
     model: str | None,
     api_key: str | None,
+    headers: tuple[str, ...],
     oracle: str | None,
     trials: str,
     profile: str,
@@ -80,12 +126,13 @@ def reduce(
     if base_url is not None and serve is not None:
         fail(EXIT_USAGE, "--serve starts the reference server only when --base-url is absent")
     api_key = checked_key(api_key)
+    sent = checked_headers(headers)
     honours = load_profile(profile).server_honours_seed
     text, cases = _captured(file)
     writable_out(out)
     with reference_server(base_url, serve) as url:
-        name = model or first_model_of(url, api_key, timeout)
-        target = Target(url, name, api_key, timeout)
+        name = model or first_model_of(url, api_key, timeout, sent)
+        target = Target(url, name, api_key, timeout, headers=sent)
         try:
             with stop_signals():
                 reduction = reduce_input(target, cases, oracle, tries, budget, honours)
@@ -96,6 +143,7 @@ def reduce(
             target.close()
     found_by = found_by_after(text, command_line())
     _say(reduction, len(cases), write_reduction(out, reduction, str(file), found_by))
+    write_pytest_ini(out)
     raise Exit(EXIT_FOUND, "")
 
 

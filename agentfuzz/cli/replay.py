@@ -8,19 +8,27 @@ import click
 
 from agentfuzz.cli._common import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, Exit, fail
 from agentfuzz.cli._group import cli
+from agentfuzz.cli._help import REPLAY_EXIT_CODES
 from agentfuzz.transport.errors import CassetteError, NotInCassette
 
 __all__ = ["replay"]
 
 
-@cli.command()
+@cli.command(epilog=REPLAY_EXIT_CODES)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the body splits.")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the random byte boundaries each recorded body is cut at when played back.",
+)
 @click.option("--whole", is_flag=True, help="Replay each body in one piece, unsplit.")
 def replay(paths: tuple[Path, ...], seed: int, whole: bool) -> None:
     """Re-check recorded cassettes (files or folders) offline through every oracle.
 
-    Exit 1 if any turn fails an oracle, 2 if a cassette cannot be read.
+    PATHS: cassette files (*.yaml) or folders holding them. Offline: nothing is sent, so there
+    is no --base-url.
     """
     from agentfuzz.replay import cassette_files, replay_cassette
 

@@ -7,20 +7,53 @@ import click
 from agentfuzz.cli._common import EXIT_USAGE, fail
 from agentfuzz.cli._group import cli
 
+SERVE_EXIT_CODES = """\b
+Exit codes:
+  0    stopped (Ctrl-C or SIGTERM)
+  2    unknown PROFILE, or the address cannot be listened on"""
+
 __all__ = ["serve"]
 
 
-@cli.command()
+@cli.command(epilog=SERVE_EXIT_CODES)
 @click.argument("profile")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--latency", "latency_ms", type=click.IntRange(min=0), default=0, help="Delay, ms.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="Port to listen on (0: a free one; the line 'listening on http://HOST:PORT' says which).",
+)
+@click.option(
+    "--temperature",
+    type=click.FloatRange(min=0.0),
+    default=0.0,
+    show_default=True,
+    help="The scripted model's temperature: above 0 its faults fire at random (a flaky target).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the server's random choices (at --temperature above 0).",
+)
+@click.option(
+    "--latency",
+    "latency_ms",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Delay before each answer, in milliseconds.",
+)
 def serve(
     profile: str, host: str, port: int, temperature: float, seed: int, latency_ms: int
 ) -> None:
-    """Run the embedded reference server with a behaviour PROFILE until stopped."""
+    """Run the embedded reference server with a behaviour PROFILE until stopped.
+
+    PROFILE: which seed bug (or fix) the server carries, one of {serve_profiles}
+    (`agentfuzz profiles` says what each does).
+    """
     from agentfuzz.reference import PROFILES
     from agentfuzz.reference import run as run_server
 

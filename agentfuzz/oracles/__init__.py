@@ -6,7 +6,7 @@ family lives in a private module that registers its oracles when imported here.
 
 from __future__ import annotations
 
-from agentfuzz.oracles._registry import Oracle, check, names, register
+from agentfuzz.oracles._registry import Oracle, check, names, register, summaries
 
 # The import order below is the registration order, hence the public order of names().
 # isort: off
@@ -21,7 +21,7 @@ from agentfuzz.oracles import _divergence  # stream_divergence
 
 # isort: on
 
-__all__ = ["Oracle", "check", "names", "register"]
+__all__ = ["Oracle", "check", "names", "register", "summaries"]
 
 # Imported only for the oracles they register.
 del _outcome, _markup, _identity, _calls, _wire, _session, _proxy, _divergence

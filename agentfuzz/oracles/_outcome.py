@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.observation import NOT_SERVED, Observation, Violation
 from agentfuzz.oracles._common import is_answer, is_truncated, one_line, stop_requested
 from agentfuzz.oracles._registry import clip, register
 
@@ -119,15 +119,19 @@ def _cause(body: str) -> str | None:
 
 @register("error")
 def error(case: Case, obs: Observation) -> Iterator[Violation]:
-    """One violation per distinct protocol fault the assembly recorded in ``obs.errors``.
+    """A 5xx, a non-JSON body, an SSE error frame, a stream cut short or a server gone silent.
 
+    One violation per distinct protocol fault the assembly recorded in ``obs.errors``.
     A 5xx is signed with its status and, when its error message names a cause, a digest of that
     message with what varies per request taken out (``_cause``): one server's 500 for an
     unknown part and its 500 for a bad ``messages`` are two findings, not one.
     """
     seen: dict[str, list[str]] = {}
+    not_served = obs.exchange.status in NOT_SERVED
     for kind, detail in obs.errors:
-        seen.setdefault(kind, []).append(detail)
+        # A path, key or model the target does not serve: counted by the target, no finding.
+        if not (not_served and kind == "non_json"):
+            seen.setdefault(kind, []).append(detail)
     for kind, details in seen.items():
         signature = f"error:{kind}"
         if kind == "http_status":

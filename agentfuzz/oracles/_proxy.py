@@ -257,7 +257,9 @@ def _backend_case(request: BackendRequest) -> Case | str:
 
 @register("proxy_fidelity")
 def proxy_fidelity(case: Case, obs: Observation) -> Iterator[Violation]:
-    """Proxy mode: every request the backend received while this one was in flight must carry
+    """Proxy mode: what reached the backend differs from what the client sent the proxy.
+
+    Every request the backend received while this one was in flight must carry
     what the client sent (see the module docstring for what is tolerated), and a 2xx answer
     must come from at least one backend request.
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
 
-__all__ = ["EVIDENCE_LIMIT", "Oracle", "check", "clip", "names", "register"]
+__all__ = ["EVIDENCE_LIMIT", "Oracle", "check", "clip", "names", "register", "summaries"]
 
 Oracle = Callable[[Case, Observation], Iterable[Violation]]
 
@@ -32,6 +32,21 @@ def register(name: str) -> Callable[[Oracle], Oracle]:
 def names() -> list[str]:
     """Every registered oracle name, in registration order."""
     return list(_ORACLES)
+
+
+def summaries() -> dict[str, str]:
+    """Each oracle's name and one line on what it checks: its docstring's first sentence, so
+    the line ``agentfuzz oracles`` prints cannot drift from the check it names."""
+    return {name: _first_sentence(oracle.__doc__ or "") for name, oracle in _ORACLES.items()}
+
+
+def _first_sentence(doc: str) -> str:
+    words = " ".join(doc.strip().split("\n\n")[0].split()).replace("``", "")
+    head, dot, _ = words.partition(". ")
+    line = head + "." if dot else words
+    # A long first sentence keeps its claim, before the colon that explains it.
+    claim, colon, _ = line.partition(": ")
+    return claim + "." if colon and len(line) > 100 and len(claim) > 40 else line
 
 
 def _validate(selection: Collection[str], what: str) -> None:

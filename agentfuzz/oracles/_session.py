@@ -103,7 +103,9 @@ def _ends_with_results(case: Case) -> bool:
 
 @register("id_roundtrip")
 def id_roundtrip(case: Case, obs: Observation) -> Iterator[Violation]:
-    """A call id the server returned in turn k, sent back unchanged with its result in turn
+    """A call id the server minted, sent back with its result, must be accepted and answered.
+
+    A call id the server returned in turn k, sent back unchanged with its result in turn
     k+1, must be accepted and answered: no error status, no error frame, and, when the request
     ends with those results, not an empty turn (after a new user message an empty turn is
     ``empty_turn``'s alone). A rejection of a wholly untouched history is ``self_rejection``'s

@@ -25,6 +25,10 @@ LAYERS = {
     "oracles": 6,
     "reduction": 7,
     "repro": 7,
+    "bundle_report": 7,
+    "explain": 7,
+    "validity": 7,
+    "reports": 7,
     "engine": 7,
     "findings": 7,
     "session": 7,
@@ -178,7 +182,7 @@ def test_outside_the_dialects_only_the_target_assembles_answers() -> None:
 
 
 # The pure loops: everything they send or write goes through a callable they are given.
-_PURE = ("session", "reduction", "trials", "judge")
+_PURE = ("session", "reduction", "trials", "judge", "explain", "validity")
 _IO = {"httpx", "vcr", "socket", "subprocess", "pathlib", "urllib", "shutil", "tempfile"}
 
 

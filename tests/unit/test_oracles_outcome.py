@@ -149,3 +149,17 @@ def test_a_5xx_is_signed_by_the_cause_its_message_names_not_by_what_varies() -> 
     # A bare status page names no cause: one signature, as before.
     for bare in ("Internal Server Error", "", '{"error": {"message": "Internal Server Error"}}'):
         assert _signature(bare) == "error:http_status:500"
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 405, 429])
+def test_a_plain_text_page_for_a_request_not_served_is_no_error(status: int) -> None:
+    # A router's 404 page for a base URL without /v1: the target was not tested, not at fault.
+    exchange = dataclasses.replace(OK, stream=False, status=status, body="Not Found")
+    obs = Observation(exchange=exchange, errors=(("non_json", f"body ({status}): Not Found"),))
+    assert _run("error", obs) == []
+
+
+def test_a_plain_text_page_for_a_bad_request_is_still_an_error() -> None:
+    exchange = dataclasses.replace(OK, stream=False, status=400, body="Bad Request")
+    obs = Observation(exchange=exchange, errors=(("non_json", "body (400): Bad Request"),))
+    assert [s for s, _, _ in _run("error", obs)] == ["error:non_json"]
