@@ -94,6 +94,8 @@ class FuzzConfig(BaseModel):
     differential: bool = False
     # The command that started the run, secrets taken out: what each bundle's found_by names.
     command: str | None = None
+    # What a config file gave the command (its path and options, secrets left out), or None.
+    config_file: dict[str, Any] | None = None
     # The reference profile when the target is the embedded server this run started (``--serve``,
     # or no ``--base-url``): its port is random, so the example database keys it by this instead.
     serve: str | None = None
@@ -151,4 +153,4 @@ def found_by(config: FuzzConfig) -> dict[str, Any]:
         "profile": config.profile.name,
         "agentfuzz": version(),
         "run": config.run,
-    }
+    } | ({"config": config.config_file} if config.config_file else {})

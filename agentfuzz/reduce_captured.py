@@ -46,7 +46,7 @@ def captured_cases(text: str) -> list[Case]:
     return parse_text(text)
 
 
-def found_by_after(text: str, command: str) -> dict[str, Any]:
+def found_by_after(text: str, command: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``found_by`` of a reduced bundle: the campaign that found the input (when it is a
     bundle's ``repro.json`` that says so; ``command: null`` for a capture no campaign found)
     and the ``reduce`` step that cut it down."""
@@ -60,6 +60,8 @@ def found_by_after(text: str, command: str) -> dict[str, Any]:
     base = dict(earlier) if isinstance(earlier, dict) else {"command": None}
     # A run of its own: its bundle never overwrites the campaign's it was cut from.
     step = {"command": command, "agentfuzz": version(), "from_run": base.get("run")}
+    if config:
+        step["config"] = config
     return base | {"run": new_run_id(), "reduce": step}
 
 

@@ -4,6 +4,7 @@ wrong is one line and exit 2. Each test runs in its own empty working directory.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +136,27 @@ def test_help_shows_the_configured_default() -> None:
     Path("agentfuzz.toml").write_text("max-examples = 7\n")
     result = CliRunner().invoke(cli, ["fuzz", "--help"], terminal_width=100)
     assert "[default: 7;" in result.output
+
+
+def test_a_run_records_what_its_config_file_gave_it_without_secrets() -> None:
+    """The command line alone does not run it again: each bundle's found_by names the file and
+    the options it supplied, the key and headers left out."""
+    Path("agentfuzz.toml").write_text(
+        'api-key = "sk-config-secret"\nheader = ["X-Tenant: hush"]\n\n'
+        '[fuzz]\nmax-examples = 20\nseed = 5\napi = "responses"\nstream = true\n'
+    )
+    assert main(["fuzz", "--quiet"]) == 1
+    (repro,) = Path("agentfuzz-out").glob("*/repro.json")
+    text = repro.read_text()
+    assert "sk-config-secret" not in text and "hush" not in text
+    found_by = json.loads(text)["found_by"]
+    assert found_by["command"] == "agentfuzz fuzz --quiet"
+    assert found_by["config"]["file"] == "agentfuzz.toml"
+    assert found_by["config"]["options"] == {
+        "max_examples": "20",
+        "seed": "5",
+        "api": "responses",
+        "stream": True,
+    }
+    run = json.loads(Path("agentfuzz-out/summary.json").read_text())["run"]
+    assert run["config"] == found_by["config"]

@@ -91,6 +91,13 @@ def command_line() -> str:
     return shlex.join(["agentfuzz", *words])
 
 
+def config_used() -> dict[str, Any] | None:
+    """The options the config file gave the running command (``_config.config_in_force``)."""
+    root = click.get_current_context().find_root()
+    found = root.obj.get("config") if isinstance(root.obj, dict) else None
+    return found if isinstance(found, dict) else None
+
+
 def fail(code: int, message: str) -> NoReturn:
     raise Exit(code, message)
 

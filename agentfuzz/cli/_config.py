@@ -22,7 +22,7 @@ import click
 
 from agentfuzz.cli._common import EXIT_USAGE, fail
 
-__all__ = ["config_defaults", "found_config"]
+__all__ = ["config_defaults", "config_in_force", "found_config"]
 
 _ENV = re.compile(r"\$\{([^}]*)\}")
 
@@ -61,12 +61,36 @@ def _table(path: Path, pyproject: bool, required: bool) -> dict[str, Any]:
     return table
 
 
+# Options a config file may give that no bundle or log records (they are redacted everywhere).
+_SECRET = frozenset({"api_key", "headers"})
+_META = "agentfuzz.config_file"
+
+
+def config_in_force(ctx: click.Context, command: str | None) -> dict[str, Any] | None:
+    """What the config file gave ``command``, for its bundles' ``found_by`` (the command line
+    alone does not run it again): the file and each option's value, secrets left out."""
+    defaults = (ctx.default_map or {}).get(command or "")
+    if not defaults:
+        return None
+    options = {
+        k: [str(x) for x in v] if isinstance(v, tuple | list) else v if _plain(v) else str(v)
+        for k, v in defaults.items()
+        if k not in _SECRET
+    }
+    return {"file": ctx.meta.get(_META), "options": options}
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
 def config_defaults(group: click.Group, ctx: click.Context, given: Path | None) -> dict[str, Any]:
     """The ``default_map`` for ``group``'s commands from the config file in force ({} if none)."""
     found = found_config(given)
     if found is None:
         return {}
     path, table = found
+    ctx.meta[_META] = str(path)
     commands = {name: group.commands[name] for name in group.commands}
     shared = {k: v for k, v in table.items() if not (k in commands and isinstance(v, dict))}
     known = {_key(o) for c in commands.values() for p in c.params for o in _opts(p)}

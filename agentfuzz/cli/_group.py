@@ -109,7 +109,9 @@ def cli(ctx: click.Context, config: Path | None) -> None:
     `agentfuzz profiles` and `agentfuzz oracles` list what exists; `agentfuzz COMMAND --help`
     says what each command takes.
     """
-    from agentfuzz.cli._config import config_defaults
+    from agentfuzz.cli._config import config_defaults, config_in_force
 
     assert isinstance(ctx.command, click.Group)
     ctx.default_map = config_defaults(ctx.command, ctx, config)
+    if isinstance(ctx.obj, dict):
+        ctx.obj["config"] = config_in_force(ctx, ctx.invoked_subcommand)

@@ -25,6 +25,7 @@ from agentfuzz.cli._common import (
     checked_key,
     checked_url,
     command_line,
+    config_used,
     fail,
     first_model_of,
     oracle_names,
@@ -335,6 +336,7 @@ def _fuzz(o: _Options) -> None:
         "skip": skipped,
         "record_mode": o.record_mode or "once",
         "command": command_line(),
+        "config_file": config_used(),
     }
     fields |= {k: getattr(o, k) for k in _PASSED_ON}
     writable_out(o.out)

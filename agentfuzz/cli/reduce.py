@@ -17,6 +17,7 @@ from agentfuzz.cli._common import (
     checked_key,
     checked_url,
     command_line,
+    config_used,
     fail,
     first_model_of,
     oracle_names,
@@ -141,7 +142,7 @@ def reduce(
             raise Exit(EXIT_CLEAN, "") from None
         finally:
             target.close()
-    found_by = found_by_after(text, command_line())
+    found_by = found_by_after(text, command_line(), config_used())
     _say(reduction, len(cases), write_reduction(out, reduction, str(file), found_by))
     write_pytest_ini(out)
     raise Exit(EXIT_FOUND, "")
