@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -139,15 +140,19 @@ def replay_bundle(folder: Path, seed: int | None = 0) -> list[Violation]:
     return replay.turns[-1].violations
 
 
-def resend_bundle(folder: Path, base_url: str, model: str | None = None) -> list[Violation]:
-    """Send a bundle's minimal request to a live server; what the oracles say about the answer."""
+def resend_bundle(
+    folder: Path, base_url: str, model: str | None = None, api_key: str | None = None
+) -> list[Violation]:
+    """Send a bundle's minimal request to a live server; what the oracles say about the answer.
+    The key is ``api_key``, else ``$OPENAI_API_KEY`` (as ``repro.sh``'s curl sends it)."""
+    api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
     doc, case = _bundle_case(folder)
     request = doc["request"]
     if isinstance(request, dict):
         request = request | ({} if model is None else {"model": model})
     sent_model = request.get("model", "") if isinstance(request, dict) else model
     path = "/" + urlsplit(doc["url"]).path.split("/v1/", 1)[-1]
-    with Target(base_url, str(sent_model or "")) as target:
+    with Target(base_url, str(sent_model or ""), api_key=api_key) as target:
         obs = target.resend(path, request, case.stream)
         if doc.get("oracle") == "stream_divergence" and isinstance(request, dict):
             # The finding is a difference: send the twin too, or the live test proves nothing.
