@@ -308,9 +308,11 @@ class _Run:
         kept = self.minted.setdefault(mode_label(case.api, case.stream), [])
         for call in obs.tool_calls:
             minted = call.call_id or call.id
-            known = (call.name, minted) in kept
-            if minted and call.name and not known and [n for n, _ in kept].count(call.name) < 4:
-                kept.append((call.name, minted))
+            # Keyed as a history's calls name their tool: ``namespace__name`` when namespaced.
+            name = f"{call.namespace}__{call.name}" if call.namespace else call.name
+            known = (name, minted) in kept
+            if minted and name and not known and [n for n, _ in kept].count(name) < 4:
+                kept.append((name, minted))
 
     def _record(self, kind: Kind, recorded: list[Recorded]) -> None:
         """With ``--record``, write one example's or session's exchanges as one cassette."""

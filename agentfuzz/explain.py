@@ -3,7 +3,8 @@
 Three steps, each re-sending the repro and keeping a change only while the failure still fires:
 
 1. **valid**: repaired toward a conversation the API accepts (``validity.repair``); the rules the
-   failure needs stay broken, and are named;
+   failure needs stay broken, and are named; an item the repair made removable (a turn that
+   mattered only while it was empty) is then dropped;
 2. **where**: re-sent on every other mode of the run, so the bundle says which modes it
    reproduces on;
 3. **how**: when the run saw this server mint call ids of its own, the repro's ids are replaced
@@ -26,11 +27,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentfuzz.history import Case
+from agentfuzz.history import Case, UserMessage
 from agentfuzz.ids import FAMILIES, entropy, format_id, recognize
 from agentfuzz.observation import Observation
-from agentfuzz.reduction import renamed
-from agentfuzz.validity import repair
+from agentfuzz.reduction import renamed, well_formed
+from agentfuzz.validity import flaws, repair
 
 __all__ = ["Explained", "Minted", "explain", "mode_label"]
 
@@ -84,6 +85,31 @@ def _minted_ids(case: Case, minted: Sequence[tuple[str, str]]) -> dict[str, str]
     return ids
 
 
+def _trimmed(case: Case, still: Callable[[Case], bool]) -> Case:
+    """``case`` less each item whose removal keeps it well formed, breaks no new rule and
+    still fails: one at a time, until none goes. The last user message stays: a conversation
+    reads as one when somebody asked for something."""
+    broken = set(flaws(case))
+
+    def asks(c: Case) -> bool:
+        return any(isinstance(it, UserMessage) for it in c.history.items)
+
+    dropped = True
+    while dropped:
+        dropped = False
+        items = case.history.items
+        for i in range(len(items)):
+            rest = items[:i] + items[i + 1 :]
+            candidate = case.model_copy(
+                update={"history": case.history.model_copy(update={"items": rest})}
+            )
+            fit = well_formed(candidate) and set(flaws(candidate)) <= broken
+            if fit and (asks(candidate) or not asks(case)) and still(candidate):
+                case, dropped = candidate, True
+                break
+    return case
+
+
 def _own_shapes(case: Case, minted: Minted) -> Iterator[tuple[str, str, dict[str, str]]]:
     """Each known shape the server minted ids in (with the first mode that minted it) that the
     repro's ids do not all have, and the repro's ids re-minted in it (numbered in order, as
@@ -116,8 +142,11 @@ def explain(
             seen = obs
         return obs is not None
 
-    case, needs = repair(case, still)
-    fired = seen
+    repaired, needs = repair(case, still)
+    if repaired != case:
+        repaired = _trimmed(repaired, still)
+        needs = flaws(repaired)
+    case, fired = repaired, seen
     own = (case.api, case.stream)
     others = [m for m in modes if m != own]
     on = [own] + [m for m in others if fires(_moved(case, *m)) is not None]

@@ -110,10 +110,12 @@ def test_seed_000_the_servers_own_call_hex_poisons_a_later_turn(
     assert all(not t["violations"] for t in turns[:-1])
     assert _refires(found[0])
 
-    # Against the synthetic minimum for the same bug, the session's repro is no larger.
+    # Against the synthetic minimum for the same bug, the session's repro is no larger, but for
+    # one turn: both are valid conversations (every call answered), and where the synthetic one
+    # may force the call with tool_choice, a session's turn asks for it in a user message.
     code, synthetic = _fuzz(served, tmp_path / "y", "--max-examples", "200", *mode)
     smallest = min(d["size"] for d in synthetic if d["oracle"] == "empty_turn")
-    assert found[0]["size"] <= smallest
+    assert found[0]["needs"] == [] and found[0]["size"] <= smallest + 1
 
 
 @pytest.mark.parametrize("served", ["exo-kimi-k2"], indirect=True)

@@ -91,3 +91,13 @@ def test_each_shape_the_server_minted_is_tried_and_unknown_shapes_are_not() -> N
     assert cleared is not None and cleared["shape"] == "kimi_native"
     odd = {"chat/no-stream": [("get_weather", "%%not-a-known-shape%%")]}
     assert explain(_case(), _kimi_like, ALL, odd).cleared_by is None
+
+
+def test_a_turn_the_repair_made_removable_goes_but_the_last_user_message_stays() -> None:
+    # The shrunk shape: empty user turn, a call with no result, an empty user turn. Filled in and
+    # answered, the trailing user turn no longer matters to this fault, and the first user
+    # message is what makes it a conversation.
+    done = explain(_case(), _kimi_like, ALL, {})
+    kinds = [type(it).__name__ for it in done.case.history.items]
+    assert kinds == ["UserMessage", "AssistantMessage", "ToolResult"]
+    assert done.needs == ()

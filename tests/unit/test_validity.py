@@ -57,6 +57,17 @@ def test_orphans_blank_and_shared_ids() -> None:
     assert {"blank_call_id", "shared_call_id", "result_without_call"} <= set(flaws(case))
 
 
+def test_a_responses_turn_chained_onto_a_stored_answer_answers_its_calls() -> None:
+    """With ``previous_response_id`` the call lives in the stored answer: no orphan there."""
+    result = ToolResult(call_id="functions.get_weather:0", output="x")
+    chained = _case(result, api="responses")
+    chained = chained.model_copy(
+        update={"options": Options(fields={"previous_response_id": "resp_1"})}
+    )
+    assert flaws(chained) == ()
+    assert flaws(_case(result, api="responses")) == ("result_without_call",)
+
+
 def test_a_malformed_body_is_never_judged() -> None:
     case = _case(UserMessage(text=""), _call("a"))
     broken = case.model_copy(update={"options": Options(malformed="not_json")})
