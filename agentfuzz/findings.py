@@ -268,6 +268,8 @@ class FindingStore:
 # Which of one cause's symptoms names it: the first of these its symptoms include.
 _PRECEDENCE = (
     "error",
+    # An answer not of the API's shape explains whatever the other oracles then missed in it.
+    "wire_schema",
     "self_rejection",
     "empty_turn",
     "identity",

@@ -143,7 +143,7 @@ def _endpoint(url: str, base_url: str | None) -> tuple[str, str]:
 
 
 _CHECK = """\
-if python3 -c 'import agentfuzz' 2>/dev/null; then
+if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

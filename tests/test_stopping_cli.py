@@ -140,7 +140,8 @@ def test_a_deadline_mid_run_ends_it_with_everything_merged(
     url: str, tmp_path: Path, kind: str, workers: int
 ) -> None:
     out = tmp_path / "out"
-    child = _start(url, out, kind, workers, "--max-time", "4")
+    # Examples without end (the last --max-examples wins): only the deadline stops this run.
+    child = _start(url, out, kind, workers, "--max-time", "4", "--max-examples", "100000")
     stdout, stderr = _run_until(child, None, None)
     summary = _check_ending(out, child.returncode, stdout, stderr, "out_of_time")
     assert summary["findings"]

@@ -111,8 +111,8 @@ def test_a_stream_that_drops_the_text_is_found_and_replays_offline(
     assert _signatures(out) == {"stream_divergence:shape"}
     for bundle in (p.parent for p in out.glob("*/repro.json")):
         doc = json.loads((bundle / "repro.json").read_text())
-        assert "stream: nothing" in doc["observed"]["evidence"]
-        assert "non-stream: text" in doc["observed"]["evidence"]
+        assert "stream: nothing" in doc["evidence"]
+        assert "non-stream: text" in doc["evidence"]
         (turn,) = yaml.safe_load((bundle / "cassette.yaml").read_text())["metadata"]["agentfuzz"][
             "turns"
         ]

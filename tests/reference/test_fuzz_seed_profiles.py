@@ -38,7 +38,9 @@ def _fuzz(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, Any]]]:
     argv = ["fuzz", "--quiet", "--seed", SEED, "--out", str(out), *args]
     result = CliRunner().invoke(cli, argv)
     assert "Traceback" not in result.output, result.output
-    docs = [json.loads(p.read_text()) for p in sorted(out.glob("*/repro.json"))]
+    # A symptom of one cause that another request shows keeps its bundle inside the finding's.
+    bundles = [*out.glob("*/repro.json"), *out.glob("*/symptoms/*/repro.json")]
+    docs = [json.loads(p.read_text()) for p in sorted(bundles)]
     return result.exit_code, docs
 
 

@@ -72,8 +72,10 @@ def test_a_bundles_test_file_documents_the_bug_and_becomes_its_regression_test(
         assert "empty_turn still fires" in against_bug.stdout
         against_fix = _pytest(test_file, {"AGENTFUZZ_BASE_URL": fixed})
         assert against_fix.returncode == 0, against_fix.stdout
-        # The whole output folder: each bundle one item (its repro.json), no test_repro.py twice.
-        bundles = sorted(p.parent.name for p in out.glob("*/repro.json"))
+        # The whole output folder: each bundle one item (its repro.json), no test_repro.py twice;
+        # a symptom's own bundle inside a finding's (``symptoms/``) is one item too.
+        found = [*out.glob("*/repro.json"), *out.glob("*/symptoms/*/repro.json")]
+        bundles = sorted(p.parent.name for p in found)
         folder = _pytest(out, clean, "-vv")
         assert folder.returncode == 0, folder.stdout
         assert f"{len(bundles)} passed" in folder.stdout and "test_repro.py" not in folder.stdout
