@@ -14,8 +14,8 @@ Three steps, each re-sending the repro and keeping a change only while the failu
 4. **why**: for each known shape the server minted ids in during the run (Kimi's
    ``functions.NAME:IDX`` on chat completions, say) that the repro's ids are not in, the repro
    is re-sent with its ids re-minted in that shape of the server's own; when the failure then
-   does not fire (twice running), the trigger is the shape of the history's call ids, and the
-   bundle says so (``cleared_by``). Failures one shape clears are one cause to
+   does not fire (twice running, while the repro as it was fires again right after), the trigger
+   is the shape of the history's call ids, and the bundle says so (``cleared_by``). Failures one shape clears are one cause to
    ``findings.fold``: the fix that makes history ids the server's own removes them all.
 
 Pure: it sends through the callable it is given and writes nothing.
@@ -169,7 +169,9 @@ def explain(
     cleared_by = None
     for label, shape, ids in _own_shapes(case, minted):
         own_ids = _moved(case, case.api, case.stream, ids)
-        if fires(own_ids) is None and fires(own_ids) is None:
+        # Twice quiet with the server's shape, and firing again as it was right after: a server
+        # that went slow or silent meanwhile clears nothing.
+        if fires(own_ids) is None and fires(own_ids) is None and fires(case) is not None:
             cleared_by = {"shape": shape, "minted_on": label, "ids": sorted(set(ids.values()))}
             break
     return Explained(

@@ -101,3 +101,15 @@ def test_a_turn_the_repair_made_removable_goes_but_the_last_user_message_stays()
     kinds = [type(it).__name__ for it in done.case.history.items]
     assert kinds == ["UserMessage", "AssistantMessage", "ToolResult"]
     assert done.needs == ()
+
+
+def test_a_server_that_stops_answering_meanwhile_clears_nothing() -> None:
+    calls = [0]
+
+    def goes_quiet(case: Case) -> Observation | None:
+        # Fires until the shape check begins, then never again: no fault seen is not a cure.
+        calls[0] += 1
+        native = all(c.id.startswith("functions.") for c in case.history.calls)
+        return None if native or calls[0] > 7 else _obs(case)
+
+    assert explain(_case(), goes_quiet, ALL, KIMI_CHAT).cleared_by is None
