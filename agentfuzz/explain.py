@@ -15,8 +15,9 @@ Three steps, each re-sending the repro and keeping a change only while the failu
    ``functions.NAME:IDX`` on chat completions, say) that the repro's ids are not in, the repro
    is re-sent with its ids re-minted in that shape of the server's own; when the failure then
    does not fire (twice running, while the repro as it was fires again right after), the trigger
-   is the shape of the history's call ids, and the bundle says so (``cleared_by``). Failures one shape clears are one cause to
-   ``findings.fold``: the fix that makes history ids the server's own removes them all.
+   is the shape of the history's call ids, and the bundle says so (``cleared_by``). Failures
+   one shape clears are one cause to ``findings.fold``: the fix that makes history ids the
+   server's own removes them all.
 
 Pure: it sends through the callable it is given and writes nothing.
 """
