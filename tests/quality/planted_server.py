@@ -108,6 +108,10 @@ BUGS: dict[str, PlantedBug] = {
                    "tool_choice 'none' with tools: one user message"),
         PlantedBug("bad_finish", "wire_schema", "chat", False, 4,
                    "an orphan result right after a real one: user, assistant, result, orphan"),
+        PlantedBug("finish_without_calls", "consistency", "chat", False, 3,
+                   "text after an answered call, finish tool_calls: user, asst(call), result"),
+        PlantedBug("usage_miscount", "consistency", "responses", False, 3,
+                   "total_tokens one short once a call was answered: user, call, result"),
     )
 }  # fmt: skip
 
@@ -221,6 +225,8 @@ def _plan(
         plan = Plan(text=KIMI_MARKUP if leak else "done.")
     if "bad_finish" in bugs and trig.orphan_after_result:
         plan.finish, plan.status = "banana", "weird"
+    if "finish_without_calls" in bugs and trig.answered and plan.call is None:
+        plan.finish = "tool_calls"
     return plan
 
 
@@ -281,6 +287,8 @@ async def _answer(
             if api == "chat"
             else response_body(req, ids, output_items(plan, ids), plan.status)
         )
+        if "usage_miscount" in bugs and trig.answered:
+            payload["usage"]["total_tokens"] -= 1
         text = json.dumps([] if "list_body" in bugs else payload)
         if "reset" in bugs:
             return StreamingResponse(
@@ -391,7 +399,16 @@ def shows_effect(
         return False
     payloads = _payloads(content_type, text)
     first = payloads[0]
-    if bug in ("empty_on_foreign_id", "leak_without_tools", "echo_bad_args", "bad_finish"):
+    if bug == "usage_miscount":
+        usage = first["usage"]
+        return bool(usage["total_tokens"] != usage["input_tokens"] + usage["output_tokens"])
+    if bug in (
+        "empty_on_foreign_id",
+        "leak_without_tools",
+        "echo_bad_args",
+        "bad_finish",
+        "finish_without_calls",
+    ):
         choice = first["choices"][0]
         message, calls = choice["message"], choice["message"].get("tool_calls") or []
         effects = {
@@ -399,6 +416,7 @@ def shows_effect(
             "leak_without_tools": "<|tool_calls_section_begin|>" in (message["content"] or ""),
             "echo_bad_args": bool(calls) and calls[0]["function"]["arguments"] == "{",
             "bad_finish": choice["finish_reason"] == "banana",
+            "finish_without_calls": choice["finish_reason"] == "tool_calls" and not calls,
         }
         return bool(effects[bug])
     if bug in ("gap_after_dropped", "ignore_choice_none"):

@@ -320,6 +320,14 @@ TRIGGERS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         chat([user(), asst(call("c1")), result("c1"), result("nobody")]),
         chat([user(), asst(call("c1")), result("nobody")]),
     ),
+    "finish_without_calls": (
+        chat([user(), asst(call("c1")), result("c1")]),
+        chat([user(), asst(call("c1")), user()]),
+    ),
+    "usage_miscount": (
+        responses([r_user(), r_call("c1"), r_result("c1")]),
+        responses([r_user()]),
+    ),
 }
 
 

@@ -196,6 +196,7 @@ def test_names_is_the_public_contract() -> None:
         "unknown_tool",
         "tool_choice",
         "wire_schema",
+        "consistency",
         "self_rejection",
         "id_roundtrip",
         "proxy_fidelity",
