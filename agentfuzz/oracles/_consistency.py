@@ -64,8 +64,7 @@ def _usage_sums(case: Case, obs: Observation) -> Iterator[Violation]:
 
 @register("consistency")
 def consistency(case: Case, obs: Observation) -> Iterator[Violation]:
-    """An answer that contradicts itself: finish_reason "tool_calls" with no call, usage that does
-    not add up, two calls of one answer sharing an id.
+    """An answer contradicting itself: "tool_calls" with no call, usage not adding up, a shared id.
 
     Model behaviour cannot cause any of these: each compares parts of one answer the server
     assembles itself. It judges 2xx answers only (a refusal or a protocol fault is another
