@@ -308,8 +308,7 @@ class _Run:
         kept = self.minted.setdefault(mode_label(case.api, case.stream), [])
         for call in obs.tool_calls:
             minted = call.call_id or call.id
-            # Keyed as a history's calls name their tool: ``namespace__name`` when namespaced.
-            name = f"{call.namespace}__{call.name}" if call.namespace else call.name
+            name = call.flat_name  # as a history's calls name their tool
             known = (name, minted) in kept
             if minted and name and not known and [n for n, _ in kept].count(name) < 4:
                 kept.append((name, minted))

@@ -31,7 +31,7 @@ from typing import Any
 from agentfuzz.history import Case, UserMessage
 from agentfuzz.ids import FAMILIES, entropy, format_id, recognize
 from agentfuzz.observation import Observation
-from agentfuzz.reduction import renamed, well_formed
+from agentfuzz.reduction import renamed, well_formed, with_items
 from agentfuzz.validity import flaws, repair
 
 __all__ = ["Explained", "Minted", "explain", "mode_label"]
@@ -61,11 +61,9 @@ def mode_label(api: str, stream: bool) -> str:
 
 
 def _moved(case: Case, api: str, stream: bool, ids: Mapping[str, str] | None = None) -> Case:
-    update: dict[str, Any] = {"api": api, "stream": stream}
     if ids:
-        items = tuple(renamed(it, ids) for it in case.history.items)
-        update["history"] = case.history.model_copy(update={"items": items})
-    return case.model_copy(update=update)
+        case = with_items(case, [renamed(it, ids) for it in case.history.items])
+    return case.model_copy(update={"api": api, "stream": stream})
 
 
 def _minted_ids(case: Case, minted: Sequence[tuple[str, str]]) -> dict[str, str] | None:
@@ -101,9 +99,7 @@ def _trimmed(case: Case, still: Callable[[Case], bool]) -> Case:
         items = case.history.items
         for i in range(len(items)):
             rest = items[:i] + items[i + 1 :]
-            candidate = case.model_copy(
-                update={"history": case.history.model_copy(update={"items": rest})}
-            )
+            candidate = with_items(case, rest)
             fit = well_formed(candidate) and set(flaws(candidate)) <= broken
             if fit and (asks(candidate) or not asks(case)) and still(candidate):
                 case, dropped = candidate, True

@@ -92,6 +92,11 @@ class ObservedCall:
     call_id: str | None = None
     namespace: str | None = None
 
+    @property
+    def flat_name(self) -> str | None:
+        """The name as a history's call names its tool (``history.ToolCall.flat_name``)."""
+        return f"{self.namespace}__{self.name}" if self.namespace else self.name
+
 
 @dataclass(frozen=True)
 class ItemSighting:

@@ -18,7 +18,7 @@ removed call takes its results with it; a result left orphaned only by removing 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from agentfuzz.history import (
@@ -32,7 +32,7 @@ from agentfuzz.history import (
     UserMessage,
 )
 
-__all__ = ["candidates", "case_size", "reduce_case", "renamed", "well_formed"]
+__all__ = ["candidates", "case_size", "reduce_case", "renamed", "well_formed", "with_items"]
 
 
 def well_formed(case: Case) -> bool:
@@ -53,8 +53,11 @@ def well_formed(case: Case) -> bool:
     return True
 
 
-def _with_items(case: Case, items: tuple[Item, ...]) -> Case:
-    return case.model_copy(update={"history": case.history.model_copy(update={"items": items})})
+def with_items(case: Case, items: Sequence[Item]) -> Case:
+    """``case`` with its history's items replaced by ``items``."""
+    return case.model_copy(
+        update={"history": case.history.model_copy(update={"items": tuple(items)})}
+    )
 
 
 def _drop_calls(items: tuple[Item, ...], at: int, call_ids: set[str]) -> tuple[Item, ...]:
@@ -72,13 +75,13 @@ def candidates(case: Case) -> Iterator[Case]:
     # Whole turns: from one user message up to the next.
     starts = [i for i, it in enumerate(items) if isinstance(it, UserMessage)] + [len(items)]
     for a, b in itertools.pairwise(starts):
-        yield _with_items(case, items[:a] + items[b:])
+        yield with_items(case, items[:a] + items[b:])
     # Single items; an assistant message takes the results of its calls with it.
     for i, it in enumerate(items):
         rest = items[:i] + items[i + 1 :]
         if isinstance(it, AssistantMessage) and it.tool_calls:
             rest = _drop_calls(rest, i - 1, {c.id for c in it.tool_calls})
-        yield _with_items(case, rest)
+        yield with_items(case, rest)
     # Single calls out of a parallel group, with their results.
     for i, it in enumerate(items):
         if isinstance(it, AssistantMessage) and len(it.tool_calls) > 1:
@@ -87,7 +90,7 @@ def candidates(case: Case) -> Iterator[Case]:
                     update={"tool_calls": it.tool_calls[:j] + it.tool_calls[j + 1 :]}
                 )
                 rest = _drop_calls((*items[:i], fewer, *items[i + 1 :]), i, {call.id})
-                yield _with_items(case, rest)
+                yield with_items(case, rest)
     # Assistant text and reasoning beside calls: each becomes its own wire item on Responses.
     for i, it in enumerate(items):
         if (
@@ -96,7 +99,7 @@ def candidates(case: Case) -> Iterator[Case]:
             and (it.text, it.reasoning) != (None, None)
         ):
             bare = it.model_copy(update={"text": None, "reasoning": None})
-            yield _with_items(case, (*items[:i], bare, *items[i + 1 :]))
+            yield with_items(case, (*items[:i], bare, *items[i + 1 :]))
     # Tools nobody refers to.
     used = {c.flat_name for c in case.history.calls} | {str(case.options.tool_choice)}
     tools = case.history.tools
@@ -146,7 +149,7 @@ def _simpler(case: Case) -> Iterator[Case]:
     calls = case.history.calls
     plain_ids = {c.id: f"call_{k}" for k, c in enumerate(calls)}
     if any(old != new for old, new in plain_ids.items()) and len(plain_ids) == len(calls):
-        yield _with_items(case, tuple(renamed(it, plain_ids) for it in items))
+        yield with_items(case, tuple(renamed(it, plain_ids) for it in items))
     for i, it in enumerate(items):
         simpler: Item | None = None
         if isinstance(it, UserMessage | SystemMessage) and it.text:
@@ -157,7 +160,7 @@ def _simpler(case: Case) -> Iterator[Case]:
             bare = tuple(c.model_copy(update={"arguments": "{}"}) for c in it.tool_calls)
             simpler = it.model_copy(update={"tool_calls": bare})
         if simpler is not None:
-            yield _with_items(case, (*items[:i], simpler, *items[i + 1 :]))
+            yield with_items(case, (*items[:i], simpler, *items[i + 1 :]))
 
 
 def renamed(item: Item, ids: Mapping[str, str]) -> Item:
@@ -223,7 +226,7 @@ def _cut_turns(case: Case, fails: Callable[[Case], bool]) -> Case:
     turns = [items[a:b] for a, b in itertools.pairwise([*starts, len(items)])]
 
     def build(kept: list[tuple[Item, ...]]) -> Case:
-        return _with_items(case, prefix + tuple(itertools.chain.from_iterable(kept)))
+        return with_items(case, prefix + tuple(itertools.chain.from_iterable(kept)))
 
     return build(_ddmin(turns, lambda kept: _tried(build(kept), fails)))
 
@@ -248,7 +251,7 @@ def _cut_items(case: Case, fails: Callable[[Case], bool]) -> Case:
     items = case.history.items
 
     def build(kept: list[list[int]]) -> Case:
-        return _with_items(case, tuple(items[i] for i in sorted(itertools.chain(*kept))))
+        return with_items(case, tuple(items[i] for i in sorted(itertools.chain(*kept))))
 
     return build(_ddmin(_groups(items), lambda kept: _tried(build(kept), fails)))
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from agentfuzz.history import AssistantMessage, Case, Item, ToolResult, UserMessage
-from agentfuzz.reduction import well_formed
+from agentfuzz.reduction import well_formed, with_items
 
 __all__ = ["NEEDS", "flaws", "repair"]
 
@@ -95,11 +95,6 @@ def _results_follow(items: tuple[Item, ...]) -> bool:
     return True
 
 
-def _with_items(case: Case, items: list[Item]) -> Case:
-    history = case.history.model_copy(update={"items": tuple(items)})
-    return case.model_copy(update={"history": history})
-
-
 def _texts(case: Case) -> Case:
     """Every blank user message says something, and every empty result too."""
     items: list[Item] = []
@@ -109,7 +104,7 @@ def _texts(case: Case) -> Case:
         elif isinstance(it, ToolResult) and not it.output:
             it = it.model_copy(update={"output": RESULT_TEXT})
         items.append(it)
-    return _with_items(case, items)
+    return with_items(case, items)
 
 
 def _answered(case: Case) -> Case:
@@ -129,7 +124,7 @@ def _answered(case: Case) -> Case:
             for call in it.tool_calls:
                 given = results.pop(call.id, None)
                 out.extend(given or [ToolResult(call_id=call.id, output=RESULT_TEXT)])
-    return _with_items(case, out)
+    return with_items(case, out)
 
 
 def _ids(case: Case) -> Case:
@@ -151,7 +146,7 @@ def _ids(case: Case) -> Case:
         elif isinstance(it, ToolResult) and it.call_id in renamed:
             it = it.model_copy(update={"call_id": renamed[it.call_id]})
         items.append(it)
-    return _with_items(case, items)
+    return with_items(case, items)
 
 
 # Each repair, and the flaws it takes away.
