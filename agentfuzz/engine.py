@@ -73,7 +73,7 @@ class _Run:
             config.only,
             config.skip,
             config.differential,
-            config.profile.model_signatures,
+            config.profile.quiet_signatures,
             seen=self._seen,
         )
 

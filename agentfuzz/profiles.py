@@ -26,7 +26,7 @@ from pydantic import (
 
 from agentfuzz.ids import ADVERSARIAL, FAMILIES
 from agentfuzz.plan import POLICIES, Policy
-from agentfuzz.surface import DEFAULT_DIMENSIONS, DIMENSIONS
+from agentfuzz.surface import DEFAULT_DIMENSIONS, DIMENSIONS, KNOBS
 
 __all__ = [
     "KnobDefaults",
@@ -103,6 +103,24 @@ class Profile(BaseModel):
     # Signature prefixes this target's model produces on its own (e.g. "bad_arguments:schema"
     # where nothing constrains the arguments): judged and recorded, never reported as findings.
     model_signatures: tuple[str, ...] = ()
+    # The knobs this target claims to honour (agentfuzz.surface.KNOBS): the knob oracle's
+    # findings on the others are judged and recorded, never reported as findings.
+    knobs: tuple[str, ...] = KNOBS
+
+    @property
+    def quiet_signatures(self) -> tuple[str, ...]:
+        """Signature prefixes judged but never reported: the model's own, and the knobs this
+        target does not claim."""
+        unclaimed = tuple(f"knob:{k}" for k in KNOBS if k not in self.knobs)
+        return self.model_signatures + unclaimed
+
+    @field_validator("knobs")
+    @classmethod
+    def _known_knobs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [k for k in value if k not in KNOBS]
+        if unknown:
+            raise ValueError(f"unknown knob {unknown[0]!r} (known: {', '.join(KNOBS)})")
+        return value
 
     @field_validator("session_policies")
     @classmethod

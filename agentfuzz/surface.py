@@ -19,12 +19,26 @@ __all__ = [
     "FILLER",
     "FORMS",
     "HISTORY_DIMENSIONS",
+    "KNOBS",
     "MALFORMED",
     "PLAIN",
     "Dimension",
     "applies",
     "used",
 ]
+
+# The knobs the ``knob`` oracle holds an answer to (its signatures are ``knob:<name>…``); a
+# profile's ``knobs`` names those its target claims to honour.
+KNOBS = (
+    "n",
+    "stop",
+    "budget",
+    "include_usage",
+    "parallel_tool_calls",
+    "logprobs",
+    "response_format",
+    "max_tool_calls",
+)
 
 # The row of the coverage table for requests that used no dimension at all.
 PLAIN = "plain"

@@ -16,6 +16,8 @@ from agentfuzz.oracles import _identity  # identity, index_gap
 from agentfuzz.oracles import _calls  # bad_arguments, unknown_tool, tool_choice
 from agentfuzz.oracles import _wire  # wire_schema
 from agentfuzz.oracles import _consistency  # consistency
+from agentfuzz.oracles import _knob  # knob
+from agentfuzz.oracles import _framing  # framing
 from agentfuzz.oracles import _session  # self_rejection, id_roundtrip
 from agentfuzz.oracles import _proxy  # proxy_fidelity
 from agentfuzz.oracles import _divergence  # stream_divergence
@@ -25,4 +27,16 @@ from agentfuzz.oracles import _divergence  # stream_divergence
 __all__ = ["Oracle", "check", "names", "register", "summaries"]
 
 # Imported only for the oracles they register.
-del _outcome, _markup, _identity, _calls, _wire, _session, _proxy, _divergence, _consistency
+del (
+    _outcome,
+    _markup,
+    _identity,
+    _calls,
+    _wire,
+    _session,
+    _proxy,
+    _divergence,
+    _consistency,
+    _knob,
+    _framing,
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ __all__ = [
     "is_truncated",
     "one_line",
     "stop_requested",
+    "usages",
 ]
 
 
@@ -179,3 +181,16 @@ def one_line(text: str, limit: int = 160) -> str:
     """``text`` squeezed onto one line and shortened, for a violation's message."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def usages(obs: Observation) -> Iterator[dict[str, Any]]:
+    """Every ``usage`` object the answer carried: a chat body's or chunk's, or a response's."""
+    for payload in obs.payloads:
+        if not isinstance(payload, dict):
+            continue
+        usage = payload.get("usage")
+        response = payload.get("response")
+        if usage is None and isinstance(response, dict):
+            usage = response.get("usage")
+        if isinstance(usage, dict):
+            yield usage

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.oracles._common import is_answer
+from agentfuzz.oracles._common import is_answer, usages
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["consistency"]
@@ -30,26 +30,13 @@ _PARTS = {
 }
 
 
-def _usages(obs: Observation) -> Iterator[dict[str, Any]]:
-    """Every ``usage`` object the answer carried (a chat chunk's, or a response's)."""
-    for payload in obs.payloads:
-        if not isinstance(payload, dict):
-            continue
-        usage = payload.get("usage")
-        response = payload.get("response")
-        if usage is None and isinstance(response, dict):
-            usage = response.get("usage")
-        if isinstance(usage, dict):
-            yield usage
-
-
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _usage_sums(case: Case, obs: Observation) -> Iterator[Violation]:
     first, second = _PARTS["responses" if case.api == "responses" else "chat"]
-    for usage in _usages(obs):
+    for usage in usages(obs):
         a, b, total = (_count(usage.get(k)) for k in (first, second, "total_tokens"))
         if a is None or b is None or total is None or a + b == total:
             continue

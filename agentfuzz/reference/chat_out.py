@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from .knobs import Knobs
-from .parsers import Parsed
+from .parsers import Parsed, written_tokens
 from .profiles import Profile
 
 __all__ = ["chat_body", "chat_error_events", "chat_events", "mint", "pieces", "token_logprobs"]
@@ -35,8 +35,7 @@ def _call_ids(profile: Profile, parsed: Parsed, rng: random.Random) -> list[str]
 
 def _usage(prompt: str, parsed: Parsed) -> dict[str, int]:
     prompt_tokens = max(1, len(prompt) // 4)
-    out = parsed.content + "".join(c.arguments for c in parsed.calls) + (parsed.reasoning or "")
-    completion = max(1, len(out) // 4)
+    completion = written_tokens(parsed)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion,
@@ -87,7 +86,7 @@ def chat_body(
                 "logprobs": None
                 if knobs.logprobs is None
                 else {"content": token_logprobs(parsed.content, knobs.logprobs)},
-                "finish_reason": "tool_calls" if parsed.calls else "stop",
+                "finish_reason": _finish(parsed),
             }
             for index in range(knobs.choices)
         ],
@@ -105,6 +104,10 @@ def _chunk(completion_id: str, model: str, delta: dict[str, Any], finish: str | 
             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
         },
     )
+
+
+def _finish(parsed: Parsed) -> str:
+    return "tool_calls" if parsed.calls else "length" if parsed.cut_short else "stop"
 
 
 def chat_events(
@@ -137,7 +140,7 @@ def chat_events(
         for part in pieces(call.arguments):
             delta = {"tool_calls": [{"index": index, "function": {"arguments": part}}]}
             out.append(_chunk(completion_id, model, delta))
-    out.append(_chunk(completion_id, model, {}, "tool_calls" if parsed.calls else "stop"))
+    out.append(_chunk(completion_id, model, {}, _finish(parsed)))
     if knobs.choices > 1 or knobs.logprobs is not None:
         out = _with_choices(out, knobs)
     if usage_of is not None:

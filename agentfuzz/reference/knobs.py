@@ -5,12 +5,13 @@ Honoured: ``stop`` (matched in the visible text; generation ends there, so no ca
 chunk with the usage), chat ``n`` up to 8 (the model is deterministic: every choice the same)
 and chat ``logprobs``/``top_logprobs`` (each token certain). Accepted as hints the scripted
 model has no use for: penalties, ``user``, ``metadata``, reasoning effort, ``store``,
-``truncation``, top_k, min_p, repetition_penalty, budgets of 16 tokens or more (every scripted
-answer is shorter), and ``max_tool_calls``, which caps built-in tool calls, of which this
-server has none. Refused, as a server that cannot do them should: Responses log
-probabilities, any response format but text, ``include`` entries, budgets under 16 tokens
-(this server cannot cut an answer inside a call the way it would have to). Wrong types are
-refused everywhere.
+``truncation``, top_k, min_p, repetition_penalty, and ``max_tool_calls``, which caps built-in
+tool calls, of which this server has none. Refused, as a server that cannot do them should:
+Responses log probabilities, any response format but text, ``include`` entries, budgets under
+16 tokens, and a budget an answer's calls do not fit in, found once the answer is written
+(this server cannot cut an answer inside a call the way a model would). Text longer than the
+budget is cut where it runs out, and the turn says so (chat ``length``, Responses
+``incomplete``). Wrong types are refused everywhere.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .parsers import Parsed
+from .parsers import Parsed, written_tokens
 from .refusal import need
 
 __all__ = ["Knobs", "read_knobs"]
@@ -38,6 +39,8 @@ class Knobs:
     # Chat: how many choices (``n``), and how many alternatives per token when log-probs are on.
     choices: int = 1
     logprobs: int | None = None
+    # The token budget (the least of those given): text longer is cut, calls longer refused.
+    budget: int | None = None
 
     def cut(self, text: str) -> tuple[str, bool]:
         """``text`` up to its first stop string, and whether one was found."""
@@ -50,7 +53,15 @@ class Knobs:
         calls = [] if stopped else parsed.calls
         if self.max_calls is not None:
             calls = calls[: self.max_calls]
-        return replace(parsed, content=content, calls=calls)
+        sent = replace(parsed, content=content, calls=calls)
+        if self.budget is None or written_tokens(sent) <= self.budget:
+            return sent
+        need(not sent.calls, f"the answer's calls do not fit in {self.budget} tokens")
+        # Text is cut where the budget runs out, reasoning first as the model wrote it.
+        room = self.budget * 4
+        reasoning = (sent.reasoning or "")[:room]
+        text = sent.content[: room - len(reasoning)]
+        return replace(sent, content=text, reasoning=reasoning or None, cut_short=True)
 
 
 def _number(body: dict[str, Any], key: str, low: float, high: float) -> None:
@@ -103,11 +114,14 @@ def _metadata(body: dict[str, Any]) -> None:
     need(ok and len(meta or {}) <= 16, "metadata must hold at most 16 string values")
 
 
-def _budget(body: dict[str, Any]) -> None:
+def _budget(body: dict[str, Any]) -> int | None:
+    budgets = []
     for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         value = body.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             need(value >= _SHORTEST, f"{key} must be at least {_SHORTEST} on this server")
+            budgets.append(value)
+    return min(budgets, default=None)
 
 
 def _calls_cap(body: dict[str, Any]) -> int | None:
@@ -141,7 +155,7 @@ def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
     _metadata(body)
     _format(body, api)
     _reasoning(body, api)
-    _budget(body)
+    budget = _budget(body)
     options = _kind(body, "stream_options", dict, "an object")
     need(options is None or stream, "stream_options needs stream: true")
     usage = (options or {}).get("include_usage")
@@ -153,4 +167,5 @@ def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
         include_usage=bool(usage),
         choices=choices or 1,
         logprobs=(top or 0) if logprobs else None,
+        budget=budget,
     )

@@ -22,6 +22,7 @@ __all__ = [
     "parse_harmony",
     "parse_kimi",
     "strip_markup",
+    "written_tokens",
 ]
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
@@ -53,6 +54,9 @@ class Parsed:
     content: str = ""
     reasoning: str | None = None
     calls: list[ParsedCall] = field(default_factory=list)
+    # The token budget ended the turn: the text was cut there (chat ``length``, Responses
+    # ``incomplete``).
+    cut_short: bool = False
 
 
 class ParseFailure(Exception):
@@ -122,3 +126,10 @@ def parse_harmony(raw: str, tools: Collection[str]) -> Parsed:
             parsed.content += body
     parsed.reasoning = "\n".join(reasoning) or None
     return parsed
+
+
+def written_tokens(parsed: Parsed) -> int:
+    """How many tokens the model wrote for ``parsed``, four characters a token (at least one):
+    its text, its calls' arguments and its reasoning. Usage and the token budget both count so."""
+    out = parsed.content + "".join(c.arguments for c in parsed.calls) + (parsed.reasoning or "")
+    return max(1, len(out) // 4)

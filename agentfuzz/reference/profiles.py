@@ -59,6 +59,14 @@ class Profile:
     # A ``previous_response_id`` naming an answer this server gave crashes the handler, a
     # plain-text 500; one it never gave is refused (planted: a store that cannot read back).
     crash_on_stored: bool = False
+    # Top-level fields the handler drops before reading a body: knobs accepted and silently
+    # ignored (planted, for the ``knob`` oracle).
+    ignored_fields: tuple[str, ...] = ()
+    # How a stream's framing breaks the spec (planted, for the ``framing`` oracle): ``no_done``
+    # (a chat stream without [DONE]), ``done_in_responses``, ``event_missing`` (Responses
+    # events without their event: line), ``sequence`` (sequence numbers counted by two),
+    # ``delta_family`` (a function call's argument deltas named as a custom tool's input).
+    frame_fault: str | None = None
 
 
 _PROFILES = (
@@ -170,6 +178,66 @@ _PROFILES = (
         name="stored-500",
         summary="Planted: previous_response_id naming one of the server's own answers is a 500.",
         crash_on_stored=True,
+    ),
+    Profile(
+        name="n-ignored",
+        summary="Planted: chat n is accepted and ignored, one choice whatever was asked.",
+        ignored_fields=("n",),
+    ),
+    Profile(
+        name="stop-ignored",
+        summary="Planted: stop strings are accepted and ignored: the text runs past them.",
+        ignored_fields=("stop",),
+    ),
+    Profile(
+        name="budget-ignored",
+        summary="Planted: token budgets are accepted and ignored, however small.",
+        ignored_fields=("max_tokens", "max_completion_tokens", "max_output_tokens"),
+    ),
+    Profile(
+        name="usage-chunk-ignored",
+        summary="Planted: stream_options is accepted and ignored: no usage chunk.",
+        ignored_fields=("stream_options",),
+    ),
+    Profile(
+        name="parallel-ignored",
+        summary="Planted: parallel_tool_calls false is ignored: two tools asked, two calls.",
+        ignored_fields=("parallel_tool_calls",),
+    ),
+    Profile(
+        name="logprobs-ignored",
+        summary="Planted: chat logprobs are accepted and ignored: null log-probabilities.",
+        ignored_fields=("logprobs", "top_logprobs"),
+    ),
+    Profile(
+        name="json-format-ignored",
+        summary="Planted: a JSON response format is accepted and ignored: plain text.",
+        ignored_fields=("response_format", "text"),
+    ),
+    Profile(
+        name="chat-no-done",
+        summary="Planted: a chat stream ends without data: [DONE].",
+        frame_fault="no_done",
+    ),
+    Profile(
+        name="responses-done",
+        summary="Planted: a Responses stream ends with a chat-style data: [DONE].",
+        frame_fault="done_in_responses",
+    ),
+    Profile(
+        name="unnamed-events",
+        summary="Planted: Responses stream events come without their event: line.",
+        frame_fault="event_missing",
+    ),
+    Profile(
+        name="sequence-gaps",
+        summary="Planted: Responses sequence numbers are counted by two.",
+        frame_fault="sequence",
+    ),
+    Profile(
+        name="delta-family-swapped",
+        summary="Planted: function-call argument deltas are named custom_tool_call_input.",
+        frame_fault="delta_family",
     ),
 )
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from .chat_out import mint, pieces
 from .intake import Turn
-from .parsers import Parsed
+from .parsers import Parsed, written_tokens
 from .profiles import Profile
 
 __all__ = ["output_items", "response_body", "response_error_events", "response_events"]
@@ -66,6 +66,8 @@ def output_items(
         if spec and spec.namespace:
             item["namespace"] = spec.namespace
         items.append(item)
+    if parsed.cut_short and items:
+        items[-1]["status"] = "incomplete"  # the budget cut this item, the last written
     return items
 
 
@@ -117,6 +119,7 @@ def _choice_echo(turn: Turn) -> Any:
 
 
 def _envelope(turn: Turn, response_id: str, status: str, output: list[Any]) -> dict[str, Any]:
+    cut = {"reason": "max_output_tokens"} if status == "incomplete" else None
     return {
         "id": response_id,
         "object": "response",
@@ -128,13 +131,13 @@ def _envelope(turn: Turn, response_id: str, status: str, output: list[Any]) -> d
         "tool_choice": _choice_echo(turn),
         "tools": _tools_echo(turn),
         "error": None,
-        "incomplete_details": None,
+        "incomplete_details": cut,
         "metadata": {},
     }
 
 
-def _usage(prompt: str, output: list[Any]) -> dict[str, Any]:
-    n_in, n_out = max(1, len(prompt) // 4), max(1, len(json.dumps(output)) // 8)
+def _usage(prompt: str, parsed: Parsed) -> dict[str, Any]:
+    n_in, n_out = max(1, len(prompt) // 4), written_tokens(parsed)
     return {
         "input_tokens": n_in,
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
@@ -144,14 +147,18 @@ def _usage(prompt: str, output: list[Any]) -> dict[str, Any]:
     }
 
 
+def _status(parsed: Parsed) -> str:
+    return "incomplete" if parsed.cut_short else "completed"
+
+
 def response_body(
     profile: Profile, turn: Turn, prompt: str, parsed: Parsed, rng: random.Random
 ) -> dict[str, Any]:
     """A non-streaming ``response`` object."""
     response_id = mint(rng, "resp_")
     items = output_items(profile, turn, parsed, rng, streaming=False)
-    body = _envelope(turn, response_id, "completed", items)
-    body["usage"] = _usage(prompt, items)
+    body = _envelope(turn, response_id, _status(parsed), items)
+    body["usage"] = _usage(prompt, parsed)
     return body
 
 
@@ -176,16 +183,17 @@ def _start(turn: Turn, response_id: str) -> _Events:
 def response_events(
     profile: Profile, turn: Turn, prompt: str, parsed: Parsed, rng: random.Random
 ) -> list[tuple[str, str]]:
-    """The ``(event, data)`` pairs of a Responses stream, ending with ``response.completed``."""
+    """The ``(event, data)`` pairs of a Responses stream, ending with ``response.completed``
+    (``response.incomplete`` when the token budget cut the text)."""
     response_id = mint(rng, "resp_")
     events = _start(turn, response_id)
     items = output_items(profile, turn, parsed, rng, streaming=True)
     for index, item in enumerate(items):
         _stream_item(events, index, item)
     final = _regenerate(profile, items, rng) if profile.regen_completed else items
-    done = _envelope(turn, response_id, "completed", final)
-    done["usage"] = _usage(prompt, final)
-    events.add("response.completed", response=done)
+    done = _envelope(turn, response_id, _status(parsed), final)
+    done["usage"] = _usage(prompt, parsed)
+    events.add(f"response.{done['status']}", response=done)
     return events.out
 
 

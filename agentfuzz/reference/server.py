@@ -81,6 +81,9 @@ class _Server:
                 return PlainTextResponse("Internal Server Error", status_code=500)
             deep = isinstance(exc, RecursionError)
             return _refusal(f"invalid JSON body: {'nested too deep' if deep else exc}")
+        ignored = self.profile.ignored_fields
+        if ignored and isinstance(body, dict):
+            body = {k: v for k, v in body.items() if k not in ignored}
         crash = self.profile.crash_on_field
         if self.profile.crash_on_parts and _has_parts(body):
             return PlainTextResponse("Internal Server Error", status_code=500)
@@ -100,6 +103,8 @@ class _Server:
         await self._latency()
         try:
             got = answer(self.profile, turn, **self._knobs())
+        except BadRequest as exc:
+            return _refusal(str(exc))
         except ParseFailure as failure:
             rng = _failure_rng(self.seed, str(failure))
             if turn.stream:
@@ -113,6 +118,8 @@ class _Server:
             )
         usage_of = got.prompt if turn.knobs.include_usage else None
         events = chat_events(self.profile, turn.model, got.parsed, got.rng, usage_of, turn.knobs)
+        if self.profile.frame_fault == "no_done":
+            events = events[:-1]
         return _sse((None, data) for data in events)
 
     async def responses(self, request: Request) -> Response:
@@ -122,6 +129,8 @@ class _Server:
         await self._latency()
         try:
             got = answer(self.profile, turn, **self._knobs())
+        except BadRequest as exc:
+            return _refusal(str(exc))
         except ParseFailure as failure:
             if turn.stream:
                 rng = _failure_rng(self.seed, str(failure))
@@ -136,7 +145,7 @@ class _Server:
         if self.profile.crash_on_stored:
             # The first event, response.created, names the answer.
             self.given.add(str(json.loads(events[0][1])["response"]["id"]))
-        return _sse(events)
+        return _sse(_reframe(events, self.profile.frame_fault))
 
     def _knobs(self) -> dict[str, Any]:
         return {"seed": self.seed, "temperature": self.temperature, "counter": next(self.counter)}
@@ -144,6 +153,22 @@ class _Server:
     async def _latency(self) -> None:
         if self.latency_ms > 0:
             await anyio.sleep(self.latency_ms / 1000)
+
+
+def _reframe(events: list[tuple[str, str]], fault: str | None) -> list[tuple[str | None, str]]:
+    """A Responses stream's ``(event, data)`` pairs, framed as the planted ``fault`` says."""
+    out: list[tuple[str | None, str]] = []
+    for kind, data in events:
+        if fault == "sequence" or (fault == "delta_family" and "function_call_arguments" in kind):
+            payload = json.loads(data)
+            if fault == "sequence":
+                payload["sequence_number"] *= 2
+            else:
+                kind = kind.replace("function_call_arguments", "custom_tool_call_input")
+                payload["type"] = kind
+            data = json.dumps(payload)
+        out.append((None if fault == "event_missing" else kind, data))
+    return [*out, (None, "[DONE]")] if fault == "done_in_responses" else out
 
 
 def _refusal(message: str) -> JSONResponse:

@@ -119,12 +119,13 @@ def chat_body(req: ParsedRequest, plan: Plan, ids: Ids) -> dict[str, Any]:
         "choices": [
             {"index": 0, "message": message, "finish_reason": plan.finish, "logprobs": None}
         ],
-        "usage": {
-            "prompt_tokens": len(req.entries),
-            "completion_tokens": 1,
-            "total_tokens": 1 + len(req.entries),
-        },
+        "usage": _chat_usage(req),
     }
+
+
+def _chat_usage(req: ParsedRequest) -> dict[str, int]:
+    prompt = len(req.entries)
+    return {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": 1 + prompt}
 
 
 def chat_events(req: ParsedRequest, plan: Plan, ids: Ids, call_index: int) -> list[Event]:
@@ -147,7 +148,14 @@ def chat_events(req: ParsedRequest, plan: Plan, ids: Ids, call_index: int) -> li
         events.append(chunk({"tool_calls": [first]}))
         rest = {"index": call_index, "function": {"arguments": plan.call.arguments}}
         events.append(chunk({"tool_calls": [rest]}))
-    return [*events, chunk({}, plan.finish), (None, "[DONE]")]
+    events.append(chunk({}, plan.finish))
+    options = req.body.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage") is True:
+        usage = _chat_usage(req)
+        events.append(
+            (None, json.dumps({**head, "model": req.model, "choices": [], "usage": usage}))
+        )
+    return [*events, (None, "[DONE]")]
 
 
 def _echo_function(t: dict[str, Any]) -> dict[str, Any]:

@@ -222,12 +222,52 @@ def _plan(
         plan.finish = "tool_calls"
     else:
         leak = "leak_without_tools" in bugs and not req.body.get("tools") and trig.has_call
-        plan = Plan(text=KIMI_MARKUP if leak else "done.")
+        schema = _json_format(req)
+        plain = "done." if schema is None else json.dumps(schema_example(schema))
+        plan = Plan(text=KIMI_MARKUP if leak else plain)
     if "bad_finish" in bugs and trig.orphan_after_result:
         plan.finish, plan.status = "banana", "weird"
     if "finish_without_calls" in bugs and trig.answered and plan.call is None:
         plan.finish = "tool_calls"
     return plan
+
+
+def _refused_knob(req: ParsedRequest) -> str | None:
+    """Why the request asks for what this scripted model cannot give (more than one choice,
+    log-probabilities); a correct server refuses those with a 400 rather than ignoring them."""
+    n = req.body.get("n")
+    if isinstance(n, int) and not isinstance(n, bool) and n != 1:
+        return "only n=1 is supported"
+    if req.body.get("logprobs") is True:
+        return "logprobs are not supported"
+    return None
+
+
+def _json_format(req: ParsedRequest) -> dict[str, Any] | None:
+    """The schema of the JSON the request asked the text in (``{}`` for ``json_object`` or a
+    schema-less ``json_schema``), or None for plain text."""
+    if req.api == "chat":
+        fmt = req.body.get("response_format")
+        spec = fmt.get("json_schema") if isinstance(fmt, dict) else None
+    else:
+        text = req.body.get("text")
+        fmt = text.get("format") if isinstance(text, dict) else None
+        spec = fmt
+    if not isinstance(fmt, dict) or fmt.get("type") not in ("json_object", "json_schema"):
+        return None
+    schema = spec.get("schema") if isinstance(spec, dict) else None
+    return schema if isinstance(schema, dict) else {}
+
+
+def _cut_at_stop(req: ParsedRequest, plan: Plan) -> None:
+    """Cut the plan's text at its first stop string (the turn then ends with ``stop``)."""
+    if plan.text is None or plan.call is not None:
+        return
+    stop = req.body.get("stop") if req.api == "chat" else None
+    stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    cuts = [plan.text.find(s) for s in stops if isinstance(s, str) and s and s in plan.text]
+    if cuts:
+        plan.text, plan.finish = plan.text[: min(cuts)], "stop"
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -270,12 +310,13 @@ async def _answer(
         return _error(400, "the body must be a JSON object")
     try:
         req = parse(api, body)
-        refusal = own_id_refusal(req, bugs)
+        refusal = own_id_refusal(req, bugs) or _refused_knob(req)
         if refusal is not None:
             return _error(400, refusal)
         trig = _Triggers(req)
         ids = Ids(body)
         plan = _plan(req, trig, bugs, ids, flip)
+        _cut_at_stop(req, plan)
     except BadRequest as exc:
         return _error(400, str(exc))
     crash = "crash_on_parallel" in bugs and trig.answered_parallel

@@ -94,7 +94,8 @@ def test_openai_sdk_all_four_modes(
     events = list(client.responses.create(model="m", input=ASK, tools=RESPONSES_TOOLS, stream=True))  # type: ignore[arg-type]
     assert events[0].type == "response.created"
     assert events[-1].type == "response.completed"
-    assert [e.sequence_number for e in events] == list(range(len(events)))
+    if PROFILES[profile].frame_fault != "sequence":  # the planted gaps pass the SDK unseen
+        assert [e.sequence_number for e in events] == list(range(len(events)))
 
     text = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert text.choices[0].message.content

@@ -126,6 +126,45 @@ def test_n_choices_and_logprobs_are_honoured_streamed_or_not(client: TestClient)
     assert all(c["logprobs"] for c in chunks if c["delta"].get("content"))
 
 
+def test_text_over_the_budget_is_cut_and_the_turn_says_so() -> None:
+    long = Parsed(content="x" * 200, reasoning="r" * 40)
+    cut = Knobs(budget=16).apply(long)
+    assert cut.cut_short and cut.reasoning == "r" * 40 and cut.content == "x" * 24
+    assert Knobs(budget=64).apply(long) == long  # it fits: nothing changes
+    # Calls cannot be cut in the middle: over the budget they are refused.
+    with pytest.raises(Exception, match="do not fit"):
+        Knobs(budget=16).apply(Parsed(calls=[ParsedCall(0, "c", "f", "{" + "1" * 90 + "}")]))
+    # Every scripted answer is short but one: the markup no-tools-leak sends as text.
+    leaky = TestClient(create_app("no-tools-leak"))
+    call = {"id": "functions.f:0", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "functions.f:0", "content": "ok"},
+        {"role": "user", "content": "again"},
+    ]
+    body = {"model": "m", "messages": messages}
+    whole = leaky.post("/v1/chat/completions", json=body).json()
+    assert whole["choices"][0]["finish_reason"] == "stop"
+    answer = leaky.post("/v1/chat/completions", json=body | {"max_tokens": 16}).json()
+    assert answer["choices"][0]["finish_reason"] == "length"
+    assert answer["usage"]["completion_tokens"] <= 16 < whole["usage"]["completion_tokens"]
+    items = [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "functions.f:0", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "functions.f:0", "output": "ok"},
+        {"role": "user", "content": "again"},
+    ]
+    asked = {"model": "m", "input": items, "max_output_tokens": 16}
+    response = leaky.post("/v1/responses", json=asked).json()
+    assert response["status"] == "incomplete" and response["usage"]["output_tokens"] <= 16
+    assert response["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert response["output"][-1]["status"] == "incomplete"
+    with leaky.stream("POST", "/v1/responses", json=asked | {"stream": True}) as streamed:
+        kinds = [ln[7:] for ln in streamed.iter_lines() if ln.startswith("event: ")]
+    assert kinds[-1] == "response.incomplete"
+
+
 def test_include_usage_adds_a_last_chunk_with_the_usage(client: TestClient) -> None:
     body = _chat(stream=True, stream_options={"include_usage": True})
     with client.stream("POST", "/v1/chat/completions", json=body) as answer:

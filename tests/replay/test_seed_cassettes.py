@@ -36,6 +36,14 @@ SHOWS: dict[tuple[str, str, bool], set[str]] = {
     ("vllm-kimi-k2", "responses", True): {"empty_turn", "index_gap"},
     **{("exo-kimi-k2", api, stream): {"error"} for api, stream in ALL_MODES},
     ("vllm-responses-regen", "responses", True): {"identity"},
+    # The planted framing faults live in the streams alone.
+    ("chat-no-done", "chat", True): {"framing"},
+    **{
+        (name, "responses", True): {"framing"}
+        for name in ("responses-done", "unnamed-events", "sequence-gaps")
+    },
+    # A custom tool's input event, named so, lacks the input the SDK's model requires.
+    ("delta-family-swapped", "responses", True): {"framing", "wire_schema"},
     ("vllm-gpt-oss", "responses", True): {"identity"},
     **{("no-tools-leak", api, stream): {"leaked_markup"} for api, stream in ALL_MODES},
 }

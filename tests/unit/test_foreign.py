@@ -190,6 +190,9 @@ def test_reduction_drops_a_foreign_tool_and_keeps_a_history_that_ends_in_one() -
     assert kept.history.items[-1] == ends or kept.history.items == (UserMessage(text=""),)
 
 
+_DONE = SSEEvent(None, "[DONE]")  # a chat stream's last event
+
+
 def _exchange(api: Api, body: Any = None, events: tuple[SSEEvent, ...] = ()) -> Exchange:
     path = "/v1/responses" if api == "responses" else "/v1/chat/completions"
     return Exchange(
@@ -247,7 +250,11 @@ def _events(*payloads: dict[str, Any]) -> tuple[SSEEvent, ...]:
             "chat",
             _exchange(
                 "chat",
-                events=(SSEEvent(None, json.dumps(_CHUNK)), SSEEvent(None, json.dumps(_END))),
+                events=(
+                    SSEEvent(None, json.dumps(_CHUNK)),
+                    SSEEvent(None, json.dumps(_END)),
+                    _DONE,
+                ),
             ),
         ),
         ("responses", _exchange("responses", _RESPONSE)),
@@ -376,7 +383,7 @@ def test_a_legacy_function_call_in_an_answer_is_an_answer() -> None:
     legacy = {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": ""}}
     body = _CHAT | {"choices": [{"index": 0, "finish_reason": "function_call", "message": legacy}]}
     chunk = _CHUNK | {"choices": [{"index": 0, "delta": {"function_call": {"name": "f"}}}]}
-    streamed = (SSEEvent(None, json.dumps(chunk)), SSEEvent(None, json.dumps(_END)))
+    streamed = (SSEEvent(None, json.dumps(chunk)), SSEEvent(None, json.dumps(_END)), _DONE)
     for exchange in (_exchange("chat", body), _exchange("chat", events=streamed)):
         obs = assemble(exchange)
         assert obs.tool_calls == () and obs.others == ("function_call",)

@@ -197,6 +197,8 @@ def test_names_is_the_public_contract() -> None:
         "tool_choice",
         "wire_schema",
         "consistency",
+        "knob",
+        "framing",
         "self_rejection",
         "id_roundtrip",
         "proxy_fidelity",
