@@ -7,7 +7,19 @@ on what a (tiny) model chose to say:
   fault (typically a parser that dropped them and kept the reason);
 - ``usage`` adds up: ``total_tokens`` is ``prompt_tokens + completion_tokens`` on chat, and
   ``input_tokens + output_tokens`` on Responses, by the spec's own definition of the total;
-- the call ids of one answer are distinct (an empty id is another oracle's business).
+- the call ids of one answer are distinct, and so are its Responses output item ids (an empty
+  id is another oracle's business);
+- a Responses answer whose status is ``completed`` finished each of its items: an item still
+  ``in_progress`` (or ``incomplete``) in it contradicts the response's own word
+  (``item_status``; an ``incomplete`` response's last item is ``wire_schema``'s);
+- a Responses stream's ``response.created`` and ``response.in_progress`` snapshots agree with its
+  terminal response on what the request fixed and the server cannot change mid-answer:
+  ``model``, ``tool_choice``, ``parallel_tool_calls``, ``store``, ``instructions``, ``tools``
+  (``envelope:<field>``; a field one of them leaves out is not judged);
+- the answer names the model the client asked for, in every chunk (``model_echo``): a proxy
+  that answers with its backend's name leaks it, and a client that checks the name fails. A
+  dated snapshot of the name asked (``gpt-4o`` answered as ``gpt-4o-2024-08-06``) is accepted,
+  as hosted APIs answer an alias so.
 """
 
 from __future__ import annotations
@@ -49,9 +61,98 @@ def _usage_sums(case: Case, obs: Observation) -> Iterator[Violation]:
         return
 
 
+# What a Responses stream's early snapshots fix and its terminal response must repeat.
+_ENVELOPE = ("model", "tool_choice", "parallel_tool_calls", "store", "instructions", "tools")
+_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_EARLY = frozenset({"response.created", "response.in_progress"})
+
+
+def _violation(how: str, message: str, evidence: str) -> Violation:
+    return Violation("consistency", message, clip(evidence), f"consistency:{how}")
+
+
+def _responses(obs: Observation) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """A Responses answer's early snapshots (streams only) and its final response object."""
+    early: list[dict[str, Any]] = []
+    final: dict[str, Any] | None = None
+    for payload in obs.payloads:
+        if not isinstance(payload, dict):
+            continue
+        response = payload.get("response")
+        if payload.get("object") == "response" and not obs.exchange.stream:
+            final = payload
+        elif isinstance(response, dict) and payload.get("type") in _EARLY:
+            early.append(response)
+        elif isinstance(response, dict) and payload.get("type") in _TERMINAL:
+            final = response
+    return early, final
+
+
+def _items(final: dict[str, Any] | None) -> list[dict[str, Any]]:
+    output = final.get("output") if final is not None else None
+    return [o for o in output if isinstance(o, dict)] if isinstance(output, list) else []
+
+
+def _item_checks(final: dict[str, Any] | None) -> Iterator[Violation]:
+    items = _items(final)
+    ids = Counter(i for o in items if isinstance(i := o.get("id"), str) and i)
+    shared = sorted(i for i, n in ids.items() if n > 1)
+    if shared:
+        message = f"{len(shared)} output item id(s) shared by two items of one response"
+        yield _violation("shared_item_id", message, ", ".join(shared))
+    if final is None or final.get("status") != "completed":
+        return
+    unfinished = [
+        o for o in items if isinstance(o.get("status"), str) and o["status"] != "completed"
+    ]
+    if unfinished:
+        first = unfinished[0]
+        message = f"a completed response holds a {first.get('type')} item that is {first['status']}"
+        yield _violation("item_status", message, str(first))
+
+
+def _envelope(early: list[dict[str, Any]], final: dict[str, Any] | None) -> Iterator[Violation]:
+    if final is None:
+        return
+    for snapshot in early:
+        for field in _ENVELOPE:
+            if field in snapshot and field in final and snapshot[field] != final[field]:
+                message = f"{field} in the stream's first snapshot differs from the final response"
+                evidence = f"{snapshot[field]!r} → {final[field]!r}"
+                yield _violation(f"envelope:{field}", message, evidence)
+                return
+
+
+def _named(obs: Observation) -> Iterator[str]:
+    """Each model name the answer gives (every chunk's, every response snapshot's)."""
+    for payload in obs.payloads:
+        if not isinstance(payload, dict):
+            continue
+        response = payload.get("response")
+        for holder in (payload, response if isinstance(response, dict) else {}):
+            if isinstance(holder.get("model"), str):
+                yield holder["model"]
+
+
+def _model_echo(obs: Observation) -> Iterator[Violation]:
+    request = obs.exchange.request
+    asked = request.get("model") if isinstance(request, dict) else None
+    if not isinstance(asked, str) or not asked:
+        return
+    for name in _named(obs):
+        if name != asked and not (
+            name.startswith(asked + "-") and name[len(asked) + 1 :][:1].isdigit()
+        ):
+            message = f"the request asked for model {asked!r}, the answer names {name!r}"
+            yield _violation("model_echo", message, name)
+            return
+
+
 @register("consistency")
 def consistency(case: Case, obs: Observation) -> Iterator[Violation]:
-    """An answer contradicting itself: "tool_calls" with no call, usage not adding up, a shared id.
+    """An answer contradicting itself or its request: "tool_calls" with no call, usage not adding
+    up, a shared id, a completed response with unfinished items, snapshots that disagree, a
+    model name other than the one asked for.
 
     Model behaviour cannot cause any of these: each compares parts of one answer the server
     assembles itself. It judges 2xx answers only (a refusal or a protocol fault is another
@@ -77,3 +178,8 @@ def consistency(case: Case, obs: Observation) -> Iterator[Violation]:
             evidence=clip(", ".join(shared)),
             signature="consistency:shared_call_id",
         )
+    yield from _model_echo(obs)
+    if case.api == "responses":
+        early, final = _responses(obs)
+        yield from _item_checks(final)
+        yield from _envelope(early, final)

@@ -67,6 +67,12 @@ class Profile:
     # events without their event: line), ``sequence`` (sequence numbers counted by two),
     # ``delta_family`` (a function call's argument deltas named as a custom tool's input).
     frame_fault: str | None = None
+    # How an answer contradicts itself or its request (planted, for the ``consistency``
+    # oracle): ``model_renamed`` (a backend's name for the model asked), ``created_disagrees``
+    # (response.created says another parallel_tool_calls), ``item_in_progress`` (a completed
+    # response's function calls still in_progress), ``item_ids_shared`` (every output item
+    # under the first one's id).
+    answer_fault: str | None = None
 
 
 _PROFILES = (
@@ -238,6 +244,28 @@ _PROFILES = (
         name="delta-family-swapped",
         summary="Planted: function-call argument deltas are named custom_tool_call_input.",
         frame_fault="delta_family",
+    ),
+    Profile(
+        name="model-renamed",
+        summary="Planted: answers name the backend's model, not the one the client asked for.",
+        answer_fault="model_renamed",
+    ),
+    Profile(
+        name="created-disagrees",
+        summary="Planted: response.created says another parallel_tool_calls than the final one.",
+        answer_fault="created_disagrees",
+    ),
+    Profile(
+        name="items-in-progress",
+        summary="Planted: a completed response's function calls are still in_progress.",
+        answer_fault="item_in_progress",
+    ),
+    Profile(
+        name="item-ids-shared",
+        seed="003",
+        summary="Planted: every output item of a response carries the first item's id.",
+        template="harmony",
+        answer_fault="item_ids_shared",
     ),
 )
 

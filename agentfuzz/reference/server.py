@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from .chat_out import chat_body, chat_error_events, chat_events
+from .faults import misanswer, misanswer_events, reframe
 from .intake import Turn, parse_chat, parse_responses
 from .parsers import ParseFailure
 from .pipeline import answer
@@ -113,14 +114,13 @@ class _Server:
                 )
             return PlainTextResponse("Internal Server Error", status_code=500)
         if not turn.stream:
-            return JSONResponse(
-                chat_body(self.profile, turn.model, got.prompt, got.parsed, got.rng, turn.knobs)
-            )
+            body = chat_body(self.profile, turn.model, got.prompt, got.parsed, got.rng, turn.knobs)
+            return JSONResponse(misanswer(body, self.profile.answer_fault))
         usage_of = got.prompt if turn.knobs.include_usage else None
         events = chat_events(self.profile, turn.model, got.parsed, got.rng, usage_of, turn.knobs)
         if self.profile.frame_fault == "no_done":
             events = events[:-1]
-        return _sse((None, data) for data in events)
+        return _sse(misanswer_events([(None, d) for d in events], self.profile.answer_fault))
 
     async def responses(self, request: Request) -> Response:
         turn = await self._turn(request, "responses")
@@ -140,12 +140,13 @@ class _Server:
             body = response_body(self.profile, turn, got.prompt, got.parsed, got.rng)
             if self.profile.crash_on_stored:
                 self.given.add(str(body["id"]))
-            return JSONResponse(body)
+            return JSONResponse(misanswer(body, self.profile.answer_fault))
         events = response_events(self.profile, turn, got.prompt, got.parsed, got.rng)
         if self.profile.crash_on_stored:
             # The first event, response.created, names the answer.
             self.given.add(str(json.loads(events[0][1])["response"]["id"]))
-        return _sse(_reframe(events, self.profile.frame_fault))
+        framed = reframe(events, self.profile.frame_fault)
+        return _sse(misanswer_events(framed, self.profile.answer_fault))
 
     def _knobs(self) -> dict[str, Any]:
         return {"seed": self.seed, "temperature": self.temperature, "counter": next(self.counter)}
@@ -153,22 +154,6 @@ class _Server:
     async def _latency(self) -> None:
         if self.latency_ms > 0:
             await anyio.sleep(self.latency_ms / 1000)
-
-
-def _reframe(events: list[tuple[str, str]], fault: str | None) -> list[tuple[str | None, str]]:
-    """A Responses stream's ``(event, data)`` pairs, framed as the planted ``fault`` says."""
-    out: list[tuple[str | None, str]] = []
-    for kind, data in events:
-        if fault == "sequence" or (fault == "delta_family" and "function_call_arguments" in kind):
-            payload = json.loads(data)
-            if fault == "sequence":
-                payload["sequence_number"] *= 2
-            else:
-                kind = kind.replace("function_call_arguments", "custom_tool_call_input")
-                payload["type"] = kind
-            data = json.dumps(payload)
-        out.append((None if fault == "event_missing" else kind, data))
-    return [*out, (None, "[DONE]")] if fault == "done_in_responses" else out
 
 
 def _refusal(message: str) -> JSONResponse:

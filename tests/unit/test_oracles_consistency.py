@@ -54,3 +54,74 @@ def test_two_calls_of_one_answer_sharing_an_id() -> None:
     ]
     distinct = tuple(ObservedCall(i, f"call_{i}", "f", "{}") for i in (0, 1))
     assert _signatures(CHAT, _obs(tool_calls=distinct)) == []
+
+
+def _streamed(api: str, request: dict[str, Any], *payloads: dict[str, Any]) -> Observation:
+    path = "/v1/responses" if api == "responses" else "/v1/chat/completions"
+    exchange = Exchange(url=f"http://h{path}", request=request, stream=True, status=200)
+    return Observation(exchange=exchange, payloads=payloads)
+
+
+def _envelope(**fields: Any) -> dict[str, Any]:
+    base = {"object": "response", "model": "m", "tool_choice": "auto", "tools": []}
+    return base | {"parallel_tool_calls": True, "store": False, "instructions": None} | fields
+
+
+def test_a_completed_response_has_finished_each_item() -> None:
+    call = {"type": "function_call", "id": "fc_1", "call_id": "c", "status": "in_progress"}
+    body = _envelope(status="completed", output=[call])
+    assert _signatures(RESPONSES, _obs("responses", payloads=(body,))) == [
+        "consistency:item_status"
+    ]
+    done = body | {"output": [call | {"status": "completed"}]}
+    assert _signatures(RESPONSES, _obs("responses", payloads=(done,))) == []
+    # Still going, or cut: not this check's to judge (an item without a status neither).
+    assert (
+        _signatures(RESPONSES, _obs("responses", payloads=(body | {"status": "incomplete"},))) == []
+    )
+    bare = body | {"output": [{"type": "reasoning", "id": "rs_1"}]}
+    assert _signatures(RESPONSES, _obs("responses", payloads=(bare,))) == []
+
+
+def test_two_items_of_one_response_sharing_an_id() -> None:
+    items = [{"type": "reasoning", "id": "rs_1"}, {"type": "message", "id": "rs_1"}]
+    body = _envelope(status="completed", output=items)
+    assert _signatures(RESPONSES, _obs("responses", payloads=(body,))) == [
+        "consistency:shared_item_id"
+    ]
+    items[1]["id"] = "msg_1"
+    assert _signatures(RESPONSES, _obs("responses", payloads=(body,))) == []
+
+
+def test_the_first_snapshot_agrees_with_the_final_response() -> None:
+    created = {"type": "response.created", "response": _envelope(status="in_progress")}
+    final = {"type": "response.completed", "response": _envelope(status="completed", output=[])}
+    assert _signatures(RESPONSES, _streamed("responses", {}, created, final)) == []
+    for field, other in [("tool_choice", "none"), ("parallel_tool_calls", False), ("tools", None)]:
+        moved = {**final, "response": final["response"] | {field: other}}
+        assert _signatures(RESPONSES, _streamed("responses", {}, created, moved)) == [
+            f"consistency:envelope:{field}"
+        ]
+    # A field the snapshot leaves out is not judged.
+    sparse = {"type": "response.created", "response": {"status": "in_progress"}}
+    moved = {**final, "response": final["response"] | {"tools": None}}
+    assert _signatures(RESPONSES, _streamed("responses", {}, sparse, moved)) == []
+
+
+def test_the_answer_names_the_model_asked_for() -> None:
+    chunk = {"object": "chat.completion.chunk", "model": "kimi", "choices": []}
+    asked = {"model": "kimi"}
+    assert _signatures(CHAT, _streamed("chat", asked, chunk, chunk)) == []
+    leaked = chunk | {"model": "hosted_vllm/kimi"}
+    assert _signatures(CHAT, _streamed("chat", asked, chunk, leaked)) == ["consistency:model_echo"]
+    # A dated snapshot of an alias is how hosted APIs answer; another model is not.
+    dated = {"model": "gpt-4o-2024-08-06", "choices": []}
+    assert _signatures(CHAT, _streamed("chat", {"model": "gpt-4o"}, dated)) == []
+    mini = {"model": "gpt-4o-mini", "choices": []}
+    assert _signatures(CHAT, _streamed("chat", {"model": "gpt-4o"}, mini)) == [
+        "consistency:model_echo"
+    ]
+    final = {"type": "response.completed", "response": _envelope(status="completed", model="x")}
+    assert _signatures(RESPONSES, _streamed("responses", {"model": "m"}, final)) == [
+        "consistency:model_echo"
+    ]

@@ -1,0 +1,77 @@
+"""Planted faults applied to an answer after it is built: how a stream is framed (for the
+``framing`` oracle) and how an answer contradicts itself or its request (``consistency``).
+
+Each takes the answer the careful server would send and breaks one thing in it, so a profile
+carrying one fault differs from ``fixed`` in that alone.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["misanswer", "misanswer_events", "reframe"]
+
+
+def reframe(events: list[tuple[str, str]], fault: str | None) -> list[tuple[str | None, str]]:
+    """A Responses stream's ``(event, data)`` pairs, framed as the planted ``fault`` says."""
+    out: list[tuple[str | None, str]] = []
+    for kind, data in events:
+        if fault == "sequence" or (fault == "delta_family" and "function_call_arguments" in kind):
+            payload = json.loads(data)
+            if fault == "sequence":
+                payload["sequence_number"] *= 2
+            else:
+                kind = kind.replace("function_call_arguments", "custom_tool_call_input")
+                payload["type"] = kind
+            data = json.dumps(payload)
+        out.append((None if fault == "event_missing" else kind, data))
+    return [*out, (None, "[DONE]")] if fault == "done_in_responses" else out
+
+
+def _response(body: dict[str, Any], fault: str) -> None:
+    """Break a response object in place: the planted answer faults that live in one."""
+    if fault == "item_in_progress" and body.get("status") == "completed":
+        for item in body.get("output") or []:
+            if item.get("type") == "function_call":
+                item["status"] = "in_progress"
+    if fault == "item_ids_shared":
+        items = body.get("output") or []
+        for item in items[1:]:
+            item["id"] = items[0]["id"]
+
+
+def misanswer(body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+    """A chat completion or response body with the planted answer ``fault`` in it."""
+    if fault == "model_renamed":
+        body["model"] = f"backend/{body['model']}"
+    elif fault is not None and body.get("object") == "response":
+        _response(body, fault)
+    return body
+
+
+def misanswer_events(
+    events: list[tuple[str | None, str]], fault: str | None
+) -> list[tuple[str | None, str]]:
+    """A stream's ``(event, data)`` pairs with the planted answer ``fault`` in them: in every
+    chunk (``model_renamed``), the first snapshot (``created_disagrees``), or the final
+    response."""
+    if fault is None:
+        return events
+    out = []
+    for kind, data in events:
+        if data.startswith("{"):
+            payload = json.loads(data)
+            response = payload.get("response")
+            if fault == "model_renamed" and "model" in payload:
+                payload["model"] = f"backend/{payload['model']}"
+            elif isinstance(response, dict):
+                if fault == "model_renamed":
+                    response["model"] = f"backend/{response['model']}"
+                elif fault == "created_disagrees" and kind == "response.created":
+                    response["parallel_tool_calls"] = not response["parallel_tool_calls"]
+                elif kind == "response.completed":
+                    _response(response, fault)
+            data = json.dumps(payload)
+        out.append((kind, data))
+    return out
