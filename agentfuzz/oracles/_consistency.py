@@ -4,7 +4,10 @@ Each check compares two parts of one answer that the spec ties together, so none
 on what a (tiny) model chose to say:
 
 - a chat ``finish_reason: "tool_calls"`` promises calls: an answer with none is the server's
-  fault (typically a parser that dropped them and kept the reason);
+  fault (typically a parser that dropped them and kept the reason); and calls the model chose
+  freely (``tool_choice`` omitted or ``auto``) end with ``tool_calls``, not ``stop``
+  (``calls_with_stop``). A forced call (``required``, a named function) may say ``stop``, as
+  OpenAI's own API does for a named one, so it is not judged;
 - ``usage`` adds up: ``total_tokens`` is ``prompt_tokens + completion_tokens`` on chat, and
   ``input_tokens + output_tokens`` on Responses, by the spec's own definition of the total;
 - the call ids of one answer are distinct, and so are its Responses output item ids (an empty
@@ -168,6 +171,11 @@ def consistency(case: Case, obs: Observation) -> Iterator[Violation]:
             evidence=clip(f"text={obs.text!r}"),
             signature="consistency:tool_calls_without_calls",
         )
+    free = case.options.tool_choice in (None, "auto")
+    if case.api == "chat" and obs.finish_reason == "stop" and obs.tool_calls and free:
+        names = ", ".join(str(c.name) for c in obs.tool_calls)
+        message = f'{len(obs.tool_calls)} call(s) the model chose, but finish_reason "stop"'
+        yield _violation("calls_with_stop", message, names)
     yield from _usage_sums(case, obs)
     ids = Counter(i for c in obs.tool_calls if (i := c.call_id or c.id))
     shared = sorted(i for i, n in ids.items() if n > 1)

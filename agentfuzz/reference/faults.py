@@ -41,10 +41,17 @@ def _response(body: dict[str, Any], fault: str) -> None:
             item["id"] = items[0]["id"]
 
 
+def _said_stop(finish: str | None) -> str | None:
+    return "stop" if finish == "tool_calls" else finish
+
+
 def misanswer(body: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """A chat completion or response body with the planted answer ``fault`` in it."""
     if fault == "model_renamed":
         body["model"] = f"backend/{body['model']}"
+    elif fault == "calls_say_stop":
+        for choice in body.get("choices") or []:
+            choice["finish_reason"] = _said_stop(choice["finish_reason"])
     elif fault is not None and body.get("object") == "response":
         _response(body, fault)
     return body
@@ -65,6 +72,9 @@ def misanswer_events(
             response = payload.get("response")
             if fault == "model_renamed" and "model" in payload:
                 payload["model"] = f"backend/{payload['model']}"
+            elif fault == "calls_say_stop":
+                for choice in payload.get("choices") or []:
+                    choice["finish_reason"] = _said_stop(choice["finish_reason"])
             elif isinstance(response, dict):
                 if fault == "model_renamed":
                     response["model"] = f"backend/{response['model']}"

@@ -71,7 +71,7 @@ class Profile:
     # oracle): ``model_renamed`` (a backend's name for the model asked), ``created_disagrees``
     # (response.created says another parallel_tool_calls), ``item_in_progress`` (a completed
     # response's function calls still in_progress), ``item_ids_shared`` (every output item
-    # under the first one's id).
+    # under the first one's id), ``calls_say_stop`` (chat calls end with finish_reason stop).
     answer_fault: str | None = None
 
 
@@ -249,6 +249,11 @@ _PROFILES = (
         name="model-renamed",
         summary="Planted: answers name the backend's model, not the one the client asked for.",
         answer_fault="model_renamed",
+    ),
+    Profile(
+        name="calls-say-stop",
+        summary="Planted: chat answers with calls end with finish_reason stop, not tool_calls.",
+        answer_fault="calls_say_stop",
     ),
     Profile(
         name="created-disagrees",

@@ -34,6 +34,8 @@ def _items(request: dict[str, Any]) -> int:
         ("model-renamed", "chat", False, "consistency:model_echo", False),
         ("model-renamed", "chat", True, "consistency:model_echo", False),
         ("model-renamed", "responses", True, "consistency:model_echo", False),
+        ("calls-say-stop", "chat", False, "consistency:calls_with_stop", True),
+        ("calls-say-stop", "chat", True, "consistency:calls_with_stop", True),
         ("created-disagrees", "responses", True, "consistency:envelope:parallel_tool_calls", False),
         ("items-in-progress", "responses", False, "consistency:item_status", True),
         ("items-in-progress", "responses", True, "consistency:item_status", True),

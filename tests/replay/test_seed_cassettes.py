@@ -49,6 +49,7 @@ SHOWS: dict[tuple[str, str, bool], set[str]] = {
     # The planted answer faults; a stream's final response alone shares its ids, so the
     # ids the stream gave change there too.
     **{("model-renamed", api, stream): {"consistency"} for api, stream in ALL_MODES},
+    **{("calls-say-stop", "chat", stream): {"consistency"} for stream in (False, True)},
     ("created-disagrees", "responses", True): {"consistency"},
     **{("items-in-progress", "responses", stream): {"consistency"} for stream in (False, True)},
     ("item-ids-shared", "responses", False): {"consistency"},

@@ -125,3 +125,21 @@ def test_the_answer_names_the_model_asked_for() -> None:
     assert _signatures(RESPONSES, _streamed("responses", {"model": "m"}, final)) == [
         "consistency:model_echo"
     ]
+
+
+def test_calls_the_model_chose_end_with_tool_calls() -> None:
+    call = ObservedCall(0, "call_1", "get_weather", "{}")
+    said_stop = _obs(finish_reason="stop", tool_calls=(call,))
+    assert _signatures(CHAT, said_stop) == ["consistency:calls_with_stop"]
+    auto = CHAT.model_copy(
+        update={"options": CHAT.options.model_copy(update={"tool_choice": "auto"})}
+    )
+    assert _signatures(auto, said_stop) == ["consistency:calls_with_stop"]
+    # A forced call may say stop (OpenAI's API does for a named function); Responses has no
+    # finish reason; a call cut by the budget says length.
+    forced = CHAT.model_copy(
+        update={"options": CHAT.options.model_copy(update={"tool_choice": "required"})}
+    )
+    assert _signatures(forced, said_stop) == []
+    assert _signatures(CHAT, dataclasses.replace(said_stop, finish_reason="length")) == []
+    assert _signatures(RESPONSES, _obs("responses", tool_calls=(call,), status="completed")) == []
