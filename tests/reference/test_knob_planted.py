@@ -20,6 +20,7 @@ from agentfuzz.cli import cli
 def _fuzz(out: Path, serve: str, api: str, stream: bool, seed: int, examples: int = 300) -> str:
     args = ["fuzz", "--serve", serve, "--api", api, "--stream" if stream else "--no-stream"]
     args += ["--max-examples", str(examples), "--seed", str(seed), "--out", str(out), "--quiet"]
+    args += ["--oracles", "knob"]
     result = CliRunner().invoke(cli, args, terminal_width=200)
     assert "Traceback" not in result.output, result.output
     assert result.exit_code == (1 if serve != "fixed" else 0), result.output
