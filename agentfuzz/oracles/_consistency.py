@@ -22,7 +22,9 @@ on what a (tiny) model chose to say:
 - the answer names the model the client asked for, in every chunk (``model_echo``): a proxy
   that answers with its backend's name leaks it, and a client that checks the name fails. A
   dated snapshot of the name asked (``gpt-4o`` answered as ``gpt-4o-2024-08-06``) is accepted,
-  as hosted APIs answer an alias so.
+  as hosted APIs answer an alias so. A one-model server that ignores the name asked and
+  answers with its own is reported too; a profile that accepts that lists the signature in
+  ``model_signatures``.
 """
 
 from __future__ import annotations
@@ -171,7 +173,9 @@ def consistency(case: Case, obs: Observation) -> Iterator[Violation]:
             evidence=clip(f"text={obs.text!r}"),
             signature="consistency:tool_calls_without_calls",
         )
-    free = case.options.tool_choice in (None, "auto")
+    # As the wire says it: a surface field (allowed_tools…) may set the choice too.
+    request = obs.exchange.request
+    free = isinstance(request, dict) and request.get("tool_choice", "auto") in (None, "auto")
     if case.api == "chat" and obs.finish_reason == "stop" and obs.tool_calls and free:
         names = ", ".join(str(c.name) for c in obs.tool_calls)
         message = f'{len(obs.tool_calls)} call(s) the model chose, but finish_reason "stop"'

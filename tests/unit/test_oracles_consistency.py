@@ -131,15 +131,18 @@ def test_calls_the_model_chose_end_with_tool_calls() -> None:
     call = ObservedCall(0, "call_1", "get_weather", "{}")
     said_stop = _obs(finish_reason="stop", tool_calls=(call,))
     assert _signatures(CHAT, said_stop) == ["consistency:calls_with_stop"]
-    auto = CHAT.model_copy(
-        update={"options": CHAT.options.model_copy(update={"tool_choice": "auto"})}
-    )
-    assert _signatures(auto, said_stop) == ["consistency:calls_with_stop"]
-    # A forced call may say stop (OpenAI's API does for a named function); Responses has no
-    # finish reason; a call cut by the budget says length.
-    forced = CHAT.model_copy(
-        update={"options": CHAT.options.model_copy(update={"tool_choice": "required"})}
-    )
-    assert _signatures(forced, said_stop) == []
+    auto = dataclasses.replace(said_stop, exchange=_request({"tool_choice": "auto"}))
+    assert _signatures(CHAT, auto) == ["consistency:calls_with_stop"]
+    # A forced call may say stop (OpenAI's API does for a named function), however the
+    # request forced it; Responses has no finish reason; a call cut by the budget says length.
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    allowed = {"type": "allowed_tools", "mode": "required", "tools": []}
+    for forced in ("required", named, allowed):
+        obs = dataclasses.replace(said_stop, exchange=_request({"tool_choice": forced}))
+        assert _signatures(CHAT, obs) == []
     assert _signatures(CHAT, dataclasses.replace(said_stop, finish_reason="length")) == []
     assert _signatures(RESPONSES, _obs("responses", tool_calls=(call,), status="completed")) == []
+
+
+def _request(body: dict[str, Any]) -> Exchange:
+    return Exchange(url="http://h/v1/chat/completions", request=body, stream=False, status=200)
