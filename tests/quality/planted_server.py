@@ -2,7 +2,10 @@
 
 With no bugs it is a correct, deterministic scripted model: it answers a user message with one
 tool call (to the tool the user names, else the first; a named ``tool_choice`` wins) whose
-arguments satisfy the tool's schema, and anything else with the text ``"done."``. Each planted
+arguments satisfy the tool's schema, and anything else with the text ``"done."`` (JSON when a
+JSON format is asked, cut at a stop string). It refuses ``n`` other than 1 and ``logprobs``
+with a 400 and sends the usage chunk a stream asks for, so the knob oracle holds nothing
+against it. Each planted
 bug fires only on a request feature the fuzzer's strategies must reach, and ``BUGS`` states
 the smallest request (in wire items: ``len(messages)`` or ``len(input)``) that fires it.
 ``SESSION_BUGS`` (``planted_ids``) fire only on the server's own output fed back to it;
