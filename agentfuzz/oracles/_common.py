@@ -10,11 +10,13 @@ from agentfuzz.history import Case, Tool
 from agentfuzz.observation import Observation, ObservedCall
 
 __all__ = [
+    "TERMINAL_EVENTS",
     "Forced",
     "declared_tools",
     "find_tool",
     "forced",
     "format_constrained",
+    "integer",
     "is_answer",
     "is_cut",
     "is_truncated",
@@ -22,6 +24,9 @@ __all__ = [
     "stop_requested",
     "usages",
 ]
+
+# The events that end a Responses stream, one of them last.
+TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
 def declared_tools(case: Case) -> tuple[Tool, ...]:
@@ -181,6 +186,11 @@ def one_line(text: str, limit: int = 160) -> str:
     """``text`` squeezed onto one line and shortened, for a violation's message."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def integer(value: Any) -> int | None:
+    """``value`` when it is a JSON integer (a bool is not), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def usages(obs: Observation) -> Iterator[dict[str, Any]]:

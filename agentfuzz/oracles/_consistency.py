@@ -35,7 +35,7 @@ from typing import Any
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.oracles._common import is_answer, usages
+from agentfuzz.oracles._common import TERMINAL_EVENTS, integer, is_answer, usages
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["consistency"]
@@ -47,14 +47,10 @@ _PARTS = {
 }
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _usage_sums(case: Case, obs: Observation) -> Iterator[Violation]:
     first, second = _PARTS["responses" if case.api == "responses" else "chat"]
     for usage in usages(obs):
-        a, b, total = (_count(usage.get(k)) for k in (first, second, "total_tokens"))
+        a, b, total = (integer(usage.get(k)) for k in (first, second, "total_tokens"))
         if a is None or b is None or total is None or a + b == total:
             continue
         yield Violation(
@@ -68,7 +64,6 @@ def _usage_sums(case: Case, obs: Observation) -> Iterator[Violation]:
 
 # What a Responses stream's early snapshots fix and its terminal response must repeat.
 _ENVELOPE = ("model", "tool_choice", "parallel_tool_calls", "store", "instructions", "tools")
-_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _EARLY = frozenset({"response.created", "response.in_progress"})
 
 
@@ -88,7 +83,7 @@ def _responses(obs: Observation) -> tuple[list[dict[str, Any]], dict[str, Any] |
             final = payload
         elif isinstance(response, dict) and payload.get("type") in _EARLY:
             early.append(response)
-        elif isinstance(response, dict) and payload.get("type") in _TERMINAL:
+        elif isinstance(response, dict) and payload.get("type") in TERMINAL_EVENTS:
             final = response
     return early, final
 

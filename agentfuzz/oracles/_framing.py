@@ -26,12 +26,11 @@ from typing import Any
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, SSEEvent, Violation
-from agentfuzz.oracles._common import is_answer
+from agentfuzz.oracles._common import TERMINAL_EVENTS, is_answer
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["framing"]
 
-_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 # Argument-delta event families and the item type each belongs to.
 _FAMILIES = {
     "response.function_call_arguments.": "function_call",
@@ -112,7 +111,7 @@ def _responses(events: tuple[SSEEvent, ...]) -> Iterator[Violation]:
     if any(_done(e) for e in events):
         yield _violation("done_in_responses", "a Responses stream carries data: [DONE]", "[DONE]")
     typed = [(e, p) for e in events if not _done(e) and (p := _payload(e)) is not None]
-    ends = [i for i, (_, p) in enumerate(typed) if p.get("type") in _TERMINAL]
+    ends = [i for i, (_, p) in enumerate(typed) if p.get("type") in TERMINAL_EVENTS]
     if ends and ends[0] != len(typed) - 1:
         after = typed[ends[0] + 1][1].get("type")
         message = f"{len(typed) - 1 - ends[0]} event(s) after {typed[ends[0]][1].get('type')}"

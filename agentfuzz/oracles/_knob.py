@@ -35,7 +35,7 @@ import jsonschema
 
 from agentfuzz.history import Case
 from agentfuzz.observation import Observation, Violation
-from agentfuzz.oracles._common import is_answer, usages
+from agentfuzz.oracles._common import integer, is_answer, usages
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["knob"]
@@ -63,10 +63,6 @@ class _Choice:
     logprobs: list[Any] = field(default_factory=list)
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _entries(logprobs: Any) -> list[Any]:
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
     return content if isinstance(content, list) else []
@@ -80,7 +76,7 @@ def _choices(obs: Observation) -> dict[int, _Choice]:
         for position, raw in enumerate(choices if isinstance(choices, list) else []):
             if not isinstance(raw, dict):
                 continue
-            index = _int(raw.get("index"))
+            index = integer(raw.get("index"))
             choice = found.setdefault(position if index is None else index, _Choice())
             part = raw.get("delta" if obs.exchange.stream else "message")
             text = part.get("content") if isinstance(part, dict) else None
@@ -101,7 +97,7 @@ def _stops(body: dict[str, Any]) -> list[str]:
 
 
 def _n(body: dict[str, Any], choices: dict[int, _Choice]) -> Iterator[Violation]:
-    n = _int(body.get("n"))
+    n = integer(body.get("n"))
     if n is not None and n >= 1 and len(choices) != n:
         yield _violation("n", f"n is {n}, but the answer has {len(choices)} choice(s)", str(n))
 
@@ -122,12 +118,12 @@ def _budget(case: Case, body: dict[str, Any], obs: Observation, n: int) -> Itera
     else:
         keys, used_key = ("max_tokens", "max_completion_tokens"), "completion_tokens"
     # Two budgets given: a server may follow either, so only the larger binds.
-    budgets = [b for k in keys if (b := _int(body.get(k))) is not None and b > 0]
+    budgets = [b for k in keys if (b := integer(body.get(k))) is not None and b > 0]
     if not budgets:
         return
     budget = max(budgets) * (n if case.api == "chat" else 1)
     for usage in usages(obs):
-        used = _int(usage.get(used_key))
+        used = integer(usage.get(used_key))
         if used is not None and used > budget:
             message = f"{used_key} is {used}, over the budget of {budget}"
             yield _violation("budget", message, str(usage))
@@ -168,7 +164,7 @@ def _parallel(body: dict[str, Any], obs: Observation) -> Iterator[Violation]:
 def _logprobs(body: dict[str, Any], choices: dict[int, _Choice]) -> Iterator[Violation]:
     if body.get("logprobs") is not True:
         return
-    top = _int(body.get("top_logprobs")) or 0
+    top = integer(body.get("top_logprobs")) or 0
     for index, choice in sorted(choices.items()):
         if not choice.text:
             continue
@@ -231,7 +227,7 @@ def _json_text(case: Case, body: dict[str, Any], obs: Observation) -> Iterator[V
 
 
 def _max_tool_calls(case: Case, body: dict[str, Any], obs: Observation) -> Iterator[Violation]:
-    cap = _int(body.get("max_tool_calls"))
+    cap = integer(body.get("max_tool_calls"))
     hosted = sum(kind in _HOSTED_CALLS for kind in obs.others)
     if case.api == "responses" and cap is not None and hosted > cap:
         message = f"max_tool_calls is {cap}, but the answer has {hosted} built-in tool calls"
@@ -249,7 +245,7 @@ def knob(case: Case, obs: Observation) -> Iterator[Violation]:
     body = obs.exchange.request
     if not is_answer(obs) or not isinstance(body, dict):
         return
-    yield from _budget(case, body, obs, _int(body.get("n")) or 1)
+    yield from _budget(case, body, obs, integer(body.get("n")) or 1)
     yield from _parallel(body, obs)
     yield from _json_text(case, body, obs)
     yield from _max_tool_calls(case, body, obs)

@@ -29,8 +29,25 @@ def reframe(events: list[tuple[str, str]], fault: str | None) -> list[tuple[str 
     return [*out, (None, "[DONE]")] if fault == "done_in_responses" else out
 
 
-def _response(body: dict[str, Any], fault: str) -> None:
-    """Break a response object in place: the planted answer faults that live in one."""
+def _chat(payload: dict[str, Any], fault: str) -> None:
+    """Break a chat completion or chunk in place: the planted answer faults that live in one."""
+    if fault == "model_renamed" and "model" in payload:
+        payload["model"] = f"backend/{payload['model']}"
+    if fault == "calls_say_stop":
+        for choice in payload.get("choices") or []:
+            if choice.get("finish_reason") == "tool_calls":
+                choice["finish_reason"] = "stop"
+
+
+def _response(body: dict[str, Any], fault: str, event: str | None = None) -> None:
+    """Break a response object in place: a body (``event`` None) or the one an event carries.
+    The item faults live in the final response, the disagreement in ``response.created``."""
+    if fault == "model_renamed":
+        body["model"] = f"backend/{body['model']}"
+    if fault == "created_disagrees" and event == "response.created":
+        body["parallel_tool_calls"] = not body["parallel_tool_calls"]
+    if event not in (None, "response.completed"):
+        return
     if fault == "item_in_progress" and body.get("status") == "completed":
         for item in body.get("output") or []:
             if item.get("type") == "function_call":
@@ -41,47 +58,35 @@ def _response(body: dict[str, Any], fault: str) -> None:
             item["id"] = items[0]["id"]
 
 
-def _said_stop(finish: str | None) -> str | None:
-    return "stop" if finish == "tool_calls" else finish
+def _break(payload: dict[str, Any], fault: str, event: str | None = None) -> None:
+    response = payload.get("response")
+    if payload.get("object") == "response":
+        _response(payload, fault)
+    elif isinstance(response, dict):
+        _response(response, fault, event)
+    else:
+        _chat(payload, fault)
 
 
 def misanswer(body: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """A chat completion or response body with the planted answer ``fault`` in it."""
-    if fault == "model_renamed":
-        body["model"] = f"backend/{body['model']}"
-    elif fault == "calls_say_stop":
-        for choice in body.get("choices") or []:
-            choice["finish_reason"] = _said_stop(choice["finish_reason"])
-    elif fault is not None and body.get("object") == "response":
-        _response(body, fault)
+    if fault is not None:
+        _break(body, fault)
     return body
 
 
 def misanswer_events(
     events: list[tuple[str | None, str]], fault: str | None
 ) -> list[tuple[str | None, str]]:
-    """A stream's ``(event, data)`` pairs with the planted answer ``fault`` in them: in every
-    chunk (``model_renamed``), the first snapshot (``created_disagrees``), or the final
-    response."""
+    """A stream's ``(event, data)`` pairs with the planted answer ``fault`` in them, payload by
+    payload as ``misanswer`` breaks a body."""
     if fault is None:
         return events
     out = []
     for kind, data in events:
         if data.startswith("{"):
             payload = json.loads(data)
-            response = payload.get("response")
-            if fault == "model_renamed" and "model" in payload:
-                payload["model"] = f"backend/{payload['model']}"
-            elif fault == "calls_say_stop":
-                for choice in payload.get("choices") or []:
-                    choice["finish_reason"] = _said_stop(choice["finish_reason"])
-            elif isinstance(response, dict):
-                if fault == "model_renamed":
-                    response["model"] = f"backend/{response['model']}"
-                elif fault == "created_disagrees" and kind == "response.created":
-                    response["parallel_tool_calls"] = not response["parallel_tool_calls"]
-                elif kind == "response.completed":
-                    _response(response, fault)
+            _break(payload, fault, kind)
             data = json.dumps(payload)
         out.append((kind, data))
     return out
