@@ -33,6 +33,15 @@ EXPECTED: dict[str, str] = {
     "(at temperature 0).",
     "proxy_fidelity": "What the backend receives is what the client sent: ids, pairing and "
     "results unchanged.",
+    "consistency": "An answer agrees with itself and with its request: finish_reason with its "
+    "calls, item status with the response's, the stream's first word with its last, usage "
+    "that adds up, the model asked for.",
+    "knob": "Every knob the request carries is honoured (n, stop, token budget, the usage "
+    "chunk, parallel_tool_calls, logprobs, the response format), or refused with a JSON 4xx.",
+    "framing": "A stream is framed as the spec says: named Responses events in sequence, one "
+    "terminal event, `data: [DONE]` only on chat.",
+    "relation": "Two requests that differ in one known way get answers that differ (or agree) "
+    "as the spec says: the relation and its two requests are below.",
 }
 
 # What to look for in the raw answer, per oracle, when ``repro.sh`` prints it.
@@ -146,6 +155,23 @@ def _how(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _related(doc: dict[str, Any]) -> list[str]:
+    """The requests sent right after the minimal one, when the fault lies between them."""
+    lines = []
+    for entry in doc.get("related") or []:
+        request = entry.get("request")
+        body = request if isinstance(request, str) else json.dumps(request, indent=2)
+        lines += [
+            "",
+            f"## Sent right after it: the related request (relation `{entry.get('relation')}`)",
+            "",
+            "```json",
+            str(body),
+            "```",
+        ]
+    return lines
+
+
 def report_text(doc: dict[str, Any], folder: str) -> str:
     """The REPORT.md of the bundle whose ``repro.json`` is ``doc``, in folder ``folder``."""
     oracle = str(doc.get("oracle", "?"))
@@ -180,6 +206,9 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
         "```json",
         body,
         "```",
+    ]
+    lines += _related(doc)
+    lines += [
         "",
         "## Re-send it",
         "",

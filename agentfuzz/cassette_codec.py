@@ -4,10 +4,12 @@ A cassette's ``metadata.agentfuzz`` says what was fuzzed (target, model, agentfu
 and, for each interaction in order, the ``case`` it sent, the ``verdicts`` the oracles gave at
 record time and the body's size in ``bytes`` (a cut-short body is then an unreadable cassette,
 not a new finding); in proxy mode also the ``backend`` requests (``path`` and ``body``) that
-reached the backend behind the proxy; with ``--differential`` the ``twin``: the same request with
-``stream`` flipped (``url``, ``request``, ``stream``) and its answer (``status``, ``content_type``,
-``body`` text, maybe ``failure``). Each interaction is built from the exchange's own recording
-(``transport.cassette.interaction_of``); vcrpy types stay in ``transport/``.
+reached the backend behind the proxy; and the ``related`` requests the judge sent with it (a
+relation's partner, ``--differential``'s stream-flipped twin): for each its ``relation``, what was
+sent (``url``, ``request``, ``stream``) and its answer (``status``, ``content_type``, ``body``
+text, maybe ``failure``); an older cassette's ``twin`` reads as the ``stream`` relation. Each
+interaction is built from the exchange's own recording (``transport.cassette.interaction_of``);
+vcrpy types stay in ``transport/``.
 """
 
 from __future__ import annotations
@@ -53,21 +55,23 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a
 @dataclass(frozen=True)
 class Recorded:
     """One turn to write: the observation (its exchange carries what went over the wire, and
-    it may carry the backend's requests and a twin), the case behind it, its verdicts."""
+    it may carry the backend's requests and its related answers), the case behind it, its
+    verdicts."""
 
     observation: Observation
     case: Case
     violations: tuple[Violation, ...]
 
 
-def _twin_metadata(twin: Observation) -> dict[str, Any]:
-    exchange = twin.exchange
+def _related_metadata(relation: str, other: Observation) -> dict[str, Any]:
+    exchange = other.exchange
     if exchange.status is not None:
         body = exchange.raw.decode("utf-8", errors="replace")
     else:
         # No answer ever came: write back what was read of it, if anything.
         body = "".join(_sse_text(e) for e in exchange.events) or exchange.body
     metadata = {
+        "relation": relation,
         "url": exchange.url,
         "request": exchange.request,
         "stream": exchange.stream,
@@ -134,8 +138,8 @@ def write_cassette(path: Path, recorded: Sequence[Recorded], about: dict[str, An
             turn["backend"] = _backend_metadata(obs.backend)
         if obs.exchange.failure is not None:
             turn["failure"] = obs.exchange.failure
-        if obs.twin is not None:
-            turn["twin"] = _twin_metadata(obs.twin)
+        if obs.related:
+            turn["related"] = [_related_metadata(r.relation, r.observation) for r in obs.related]
         turns.append(turn)
     save_cassette(cassette, {"agentfuzz": {"version": VERSION, **about, "turns": turns}})
     return path
@@ -208,8 +212,8 @@ class RecordedTurn:
     backend: tuple[BackendRequest, ...] | None = None
     # The transport failure that cut the answer short when it was recorded, if any.
     failure: str | None = None
-    # Differential mode: the twin request and its answer, as ``write_cassette`` wrote them.
-    twin: dict[str, Any] | None = None
+    # The related requests and their answers, as ``write_cassette`` wrote them.
+    related: tuple[dict[str, Any], ...] = ()
 
 
 def read_turns(path: Path) -> tuple[dict[str, Any], list[RecordedTurn]]:
@@ -233,12 +237,15 @@ def load_turns(path: Path) -> tuple[Cassette, dict[str, Any], list[RecordedTurn]
         failure = turn.get("failure")
         if failure is not None and not isinstance(failure, str):
             raise CassetteError(f"{path}: turn {number}: failure: expected a string")
-        twin = _twin(path, number, turn)
-        read.append(RecordedTurn(number, request.uri, body, case, verdicts, backend, failure, twin))
+        related = _related(path, number, turn)
+        read.append(
+            RecordedTurn(number, request.uri, body, case, verdicts, backend, failure, related)
+        )
     return cassette, about, read
 
 
-_TWIN_FIELDS: dict[str, tuple[type, ...]] = {
+_RELATED_FIELDS: dict[str, tuple[type, ...]] = {
+    "relation": (str,),
     "url": (str,),
     "request": (dict, str),
     "stream": (bool,),
@@ -249,16 +256,25 @@ _TWIN_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
-def _twin(path: Path, number: int, turn: dict[str, Any]) -> dict[str, Any] | None:
-    raw = turn.get("twin")
+def _related(path: Path, number: int, turn: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    raw = turn.get("related")
+    if raw is None and turn.get("twin") is not None:
+        # Written before relations: the one related request was the stream-flipped twin.
+        twin = turn["twin"]
+        raw = [twin | {"relation": "stream"} if isinstance(twin, dict) else twin]
     if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise CassetteError(f"{path}: turn {number}: twin: expected a mapping")
-    for name, kinds in _TWIN_FIELDS.items():
-        if not isinstance(raw.get(name), kinds):
-            raise CassetteError(f"{path}: turn {number}: twin.{name}: missing or of the wrong type")
-    return raw
+        return ()
+    if not isinstance(raw, list):
+        raise CassetteError(f"{path}: turn {number}: related: expected a list")
+    for at, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            raise CassetteError(f"{path}: turn {number}: related[{at}]: expected a mapping")
+        for name, kinds in _RELATED_FIELDS.items():
+            if not isinstance(entry.get(name), kinds):
+                raise CassetteError(
+                    f"{path}: turn {number}: related[{at}].{name}: missing or of the wrong type"
+                )
+    return tuple(raw)
 
 
 def _json(path: Path, number: int, body: Any) -> dict[str, Any] | str:

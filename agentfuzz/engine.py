@@ -26,9 +26,10 @@ from agentfuzz.config import FuzzConfig, Kind, Mode, found_by, label, slug
 from agentfuzz.explain import explain, mode_label
 from agentfuzz.findings import Finding, FindingStore, Report, TurnTable
 from agentfuzz.history import Case
-from agentfuzz.judge import Judge, Verdict, same_failure
+from agentfuzz.judge import Judge, Verdict, oracle_names, same_failure
 from agentfuzz.meter import Meter, Progress
 from agentfuzz.observation import Observation, Violation
+from agentfuzz.oracles import by_symptom
 from agentfuzz.passes import (
     SHRINK_PER_EXAMPLE,
     Diverged,
@@ -98,7 +99,7 @@ class _Run:
                 "error",
                 "the server stopped answering after this request",
                 evidence=str(gone),
-                signature="error:stopped_answering",
+                signature="error:server_died",
             )
             self.store.offer(crash, case, obs)
         except OutOfTime:
@@ -140,6 +141,8 @@ class _Run:
             self.meter.enter("reduce", "shrink")
             for key in list(self.store.by_key):
                 self._reduce(self.store.by_key[key])
+                if by_symptom(key[1]):
+                    self._split(key)
             for finding in list(self.store.by_key.values()):
                 self._explain(finding)
                 # On disk as it now stands, should the run stop while it is confirmed.
@@ -265,7 +268,7 @@ class _Run:
             recorded.append(Recorded(turn.observation, turn.case, turn.violations))
 
         try:
-            run_session(plan, self.judge.observe, self.judge.check, record, self._elsewhere)
+            run_session(plan, self.judge.observe, self.judge.judged, record, self._elsewhere)
         finally:
             ids = [t.observation.response_id for t in turns if t.observation.response_id]
             self._elsewhere = ids[-1] if ids else self._elsewhere
@@ -297,6 +300,11 @@ class _Run:
             raise TargetGone(str(exc)) from None
         except NotInCassette as exc:
             raise Diverged(str(exc)) from None
+        failure = obs.exchange.failure
+        if failure and not obs.exchange.slow and not self.target.alive():
+            # It dropped this request's connection and takes no other: this request is the
+            # one the server died on, not the next one sent.
+            raise TargetGone(f"the connection dropped ({failure}), and no new one is accepted")
         self._note_minted(case, obs)
         return obs
 
@@ -356,8 +364,17 @@ class _Run:
             self.store.by_key[v.key].tries = tries_for(hits / MEASURE_TRIES) if hits else 1
         self.meter.enter(stage)
 
+    def _split(self, key: tuple[str, str]) -> None:
+        """Sign a reduced symptom (a bare 500, a dropped connection) by what its repro needs,
+        then reduce each example of it that lacks some of that: another fault behind the same
+        symptom becomes a finding of its own (``FindingStore.split``)."""
+        self.store.split(key)
+        while (alternate := self.store.next_alternate(key)) is not None:
+            self._reduce(alternate)
+            self.store.settle_alternate(key)
+
     def _reduce(self, finding: Finding) -> None:
-        match, tries = same_failure(finding.violation.key), self._tries(finding)
+        match, tries = same_failure(finding.matches), self._tries(finding)
 
         def fails(case: Case) -> bool:
             self.meter.step("shrink")
@@ -372,7 +389,7 @@ class _Run:
         """The reduced repro made valid where the failure allows, re-sent on the run's other
         modes, and given the ids this server minted when the failure fires with them
         (``explain``); from here on a smaller example no longer replaces it."""
-        match, tries = same_failure(finding.violation.key), self._tries(finding)
+        match, tries = same_failure(finding.matches), self._tries(finding)
 
         def fires(case: Case) -> Observation | None:
             self.meter.step("shrink")
@@ -395,7 +412,7 @@ class _Run:
         """Measure the final repro's rate: over ``MEASURE_TRIES`` tries (or K, if more), and
         over ``RATE_TRIES`` when neither 0 nor 1, so the rate a flaky repro states can be quoted."""
         self.meter.step("confirm")
-        match, tries = same_failure(finding.violation.key), self._tries(finding)
+        match, tries = same_failure(finding.matches), self._tries(finding)
         hits, tries = self.judge.rate(match, finding.case, max(MEASURE_TRIES, tries))
         finding.reproduced = f"{hits}/{tries}"
         finding.flaky = 0 < hits < tries
@@ -420,6 +437,22 @@ class RunBroke(Exception):
         self.report = report
 
 
+def _pairs_judged(config: FuzzConfig) -> FuzzConfig:
+    """``config`` whose profile pairs requests only by relations an oracle of the run judges:
+    a partner nobody reads would be a request for nothing (and its preparation a change to the
+    case for nothing)."""
+    judged = set(oracle_names() if config.only is None else config.only) - set(config.skip)
+    kept = tuple(
+        name
+        for name in config.profile.relations
+        if ("stream_divergence" if name == "stream" else "relation") in judged
+    )
+    if kept == config.profile.relations:
+        return config
+    profile = config.profile.model_copy(update={"relations": kept})
+    return config.model_copy(update={"profile": profile})
+
+
 def run(
     config: FuzzConfig,
     progress: Progress = lambda _: None,
@@ -435,6 +468,7 @@ def run(
     carries the report all the same.
     """
     started = _clock()
+    config = _pairs_judged(config)
     if config.cassette is not None:
         # A campaign replays only if it asks the same questions: no saved examples, a fixed seed.
         config = config.model_copy(update={"database": None, "seed": config.seed or 0})

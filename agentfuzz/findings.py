@@ -8,7 +8,9 @@ last got smaller (what the shrinker is working on).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,10 +18,12 @@ from typing import Any
 
 from agentfuzz.history import AssistantMessage, Case, ToolResult
 from agentfuzz.observation import Observation, Violation
+from agentfuzz.oracles import by_needs, by_symptom
 from agentfuzz.reduction import case_size
 from agentfuzz.repro import Repro, fold_bundles, observed_summary, write_bundle
 from agentfuzz.session import Turn
 from agentfuzz.summary import Coverage, FindingRow, Latency, Summary, Symptom, TurnRow
+from agentfuzz.surface import features
 
 __all__ = ["Finding", "FindingStore", "Report", "Status", "TurnTable", "fold", "mode_of"]
 
@@ -104,9 +108,17 @@ class Finding:
     cleared_by: dict[str, Any] | None = None
     # Reduced, repaired and confirmed: a later, smaller example no longer replaces it.
     settled: bool = False
+    # The symptom a finding signed by what it needs was found under (``oracles.by_needs``):
+    # what the oracles still say of a request that shows it.
+    symptom: tuple[str, str] | None = None
 
     @property
-    def size(self) -> tuple[int, int, int]:
+    def matches(self) -> tuple[str, str]:
+        """The (oracle, signature) a request that shows this failure fires."""
+        return self.symptom or self.violation.key
+
+    @property
+    def size(self) -> tuple[int, int, int, int]:
         return case_size(self.case)
 
 
@@ -188,8 +200,21 @@ class Report:
         )
 
 
+# Per symptom (``oracles.by_symptom``): the distinct feature sets kept as alternates, and the
+# findings at most one symptom is split into.
+ALTERNATES = 8
+SPLIT_AT_MOST = 4
+
+
 class FindingStore:
-    """Keeps the best example per distinct failure and writes its bundle as it improves."""
+    """Keeps the best example per distinct failure and writes its bundle as it improves.
+
+    A failure signed by its symptom alone (a bare 500, a dropped connection) may be several
+    faults. Until it is reduced the store keeps, beside its best example, the smallest example
+    of each other feature set that showed it (``alternates``); once reduced, the finding is
+    signed by what its repro needs (``split``), and an alternate lacking some of that may be
+    reduced in turn (``next_alternate``, ``settle_alternate``) into a finding of its own.
+    """
 
     def __init__(
         self,
@@ -201,6 +226,12 @@ class FindingStore:
         self.by_key: dict[tuple[str, str], Finding] = {}
         # The failure whose repro last got smaller, and its size then: what shrinking is doing.
         self.shrinking: tuple[str, int] | None = None
+        # Per symptom not yet split: the smallest example of each feature set that showed it.
+        self.alternates: dict[tuple[str, str], dict[tuple[str, ...], Finding]] = {}
+        # Per symptom split: each finding's key, and the features it needs.
+        self.splits: dict[tuple[str, str], dict[tuple[str, str], frozenset[str]]] = {}
+        # Per symptom: the alternate being reduced now, which its offers improve.
+        self.reducing: dict[tuple[str, str], Finding] = {}
 
     def offer(
         self,
@@ -211,6 +242,18 @@ class FindingStore:
         together: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         """``violation`` seen on ``case``; ``together``: every failure that answer showed."""
+        together = frozenset(self._resolved(key, case) for key in together)
+        symptom = violation.key
+        if symptom in self.reducing:
+            self._improve(self.reducing[symptom], violation, case, obs, transcript)
+            return
+        if symptom in self.splits:
+            key = self._resolved(symptom, case)
+            if key == symptom:
+                return  # none of its faults' needs: nothing one of them can learn from it
+            violation = dataclasses.replace(violation, signature=key[1])
+        elif by_symptom(violation.signature):
+            self._keep_alternate(violation, case, obs, transcript)
         current = self.by_key.get(violation.key)
         where = mode_of(case)
         if current is not None:
@@ -235,8 +278,104 @@ class FindingStore:
         if current is not None and not transcript:
             # A reduced (or synthetic) request keeps the session it came from.
             candidate.transcript = current.transcript
+        if current is not None:
+            candidate.symptom = current.symptom
         candidate.bundle = self.write(candidate)
         self.by_key[violation.key] = candidate
+
+    def _resolved(self, key: tuple[str, str], case: Case) -> tuple[str, str]:
+        """A split symptom's key as the finding among its own whose needs ``case`` has (the
+        first found, when several); any other key as it is."""
+        have = set(features(case))
+        for refined, needs in self.splits.get(key, {}).items():
+            if needs <= have:
+                return refined
+        return key
+
+    def _keep_alternate(
+        self, violation: Violation, case: Case, obs: Observation, transcript: tuple[Turn, ...]
+    ) -> None:
+        kept = self.alternates.setdefault(violation.key, {})
+        shape = features(case)
+        if shape in kept or len(kept) < ALTERNATES:
+            self._improve(kept.get(shape), violation, case, obs, transcript, kept, shape)
+
+    def _improve(
+        self,
+        current: Finding | None,
+        violation: Violation,
+        case: Case,
+        obs: Observation,
+        transcript: tuple[Turn, ...],
+        into: dict[tuple[str, ...], Finding] | None = None,
+        shape: tuple[str, ...] = (),
+    ) -> None:
+        """Keep ``case`` in place of ``current`` when it is smaller (an alternate, or the one
+        being reduced), its bundle unwritten."""
+        if current is not None:
+            current.seen_on.add(mode_of(case))
+            if case_size(case) >= current.size:
+                return
+        better = Finding(violation, case, obs, Path(), transcript=transcript)
+        better.seen_on.add(mode_of(case))
+        if current is not None:
+            better.seen_on |= current.seen_on
+            better.transcript = transcript or current.transcript
+        if into is not None:
+            into[shape] = better
+        else:
+            self.reducing[violation.key] = better
+
+    def split(self, key: tuple[str, str]) -> Finding:
+        """Sign the reduced finding of symptom ``key`` by what its repro needs; its bundle
+        moves to the folder of that signature."""
+        finding = self.by_key.pop(key)
+        shutil.rmtree(finding.bundle, ignore_errors=True)
+        finding.violation = by_needs(finding.violation, finding.case)
+        finding.symptom = key
+        self.splits[key] = {finding.violation.key: frozenset(features(finding.case))}
+        self.by_key[finding.violation.key] = finding
+        finding.bundle = self.write(finding)
+        return finding
+
+    def next_alternate(self, key: tuple[str, str]) -> Finding | None:
+        """The smallest alternate of split symptom ``key`` that lacks something each of its
+        findings so far needs (another fault, or the same one the reduction will say so of),
+        now the one being reduced; None when there is none, or enough findings."""
+        split = self.splits[key]
+        left = sorted(self.alternates.get(key, {}).values(), key=lambda f: f.size)
+        if len(split) >= SPLIT_AT_MOST:
+            return None
+        for alternate in left:
+            have = set(features(alternate.case))
+            del self.alternates[key][features(alternate.case)]
+            if not any(needs <= have for needs in split.values()):
+                self.reducing[key] = alternate
+                return alternate
+        return None
+
+    def settle_alternate(self, key: tuple[str, str]) -> Finding | None:
+        """The alternate of ``key`` just reduced, signed by what it needs: a new finding, or
+        None when an earlier one of the symptom's needs no more than it (the same fault,
+        reduced less far). An earlier one that needs more than it is that fault reduced less
+        far: the new one takes its place."""
+        finding = self.reducing.pop(key)
+        finding.violation = by_needs(finding.violation, finding.case)
+        finding.symptom = key
+        needs, split = frozenset(features(finding.case)), self.splits[key]
+        for other, other_needs in list(split.items()):
+            if other_needs <= needs:
+                self.by_key[other].seen_on |= finding.seen_on
+                return None
+            if needs < other_needs:
+                replaced = self.by_key.pop(other)
+                del split[other]
+                shutil.rmtree(replaced.bundle, ignore_errors=True)
+                finding.seen_on |= replaced.seen_on
+        split[finding.violation.key] = needs
+        self.by_key[finding.violation.key] = finding
+        finding.bundle = self.write(finding)
+        return finding
 
     def status(self, phase: str, examples: int, stage: str = "") -> Status:
         """What a progress display shows of the run at this point."""

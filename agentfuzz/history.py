@@ -190,6 +190,8 @@ class Case(_Frozen):
     """One request to make: a history, the knobs, and which api and stream mode to use.
 
     ``session`` is set on requests a session sent (see ``Provenance``), None on synthetic ones.
+    ``relation`` names the related request the judge sends right after this one
+    (``agentfuzz.relations``), None for none. Neither changes the request body.
     """
 
     history: History
@@ -197,3 +199,4 @@ class Case(_Frozen):
     api: Api = "chat"
     stream: bool = False
     session: Provenance | None = None
+    relation: str | None = None

@@ -2,11 +2,15 @@
 how often it does. The fuzz engine and ``agentfuzz reduce`` both judge through it.
 
 A verdict is taken over a *group*: the case's own answer and the answers to the requests related
-to it. Today the one relation is the stream-flipped twin (``--differential``), which rides as the
-answer's ``Observation.twin`` for ``stream_divergence``; a new relation is one more request the
-judge sends for a case, not a new pipeline. The judge does no I/O of its own: it sends through the
-``send`` it is given (``Target.observe``, wrapped by its caller) and hears of each verdict through
-``seen`` (the engine offers findings and records cassettes there).
+to it. A case's ``relation`` (``agentfuzz.relations``) derives one partner request, and under
+``--differential`` every case also gets its stream-flipped twin; the judge sends each right
+after the case and attaches its answer (``Observation.related``), for ``relation`` and
+``stream_divergence``. A partner is sent only when the oracle that reads it is chosen. When a
+greedy relation finds the two answers apart, the judge sends the group again and keeps the
+finding only if each side repeated itself: a busy server's batch may flip a near-tie token,
+and that is no fault. The judge does no I/O of its own: it sends through the ``send`` it is
+given (``Target.observe``, wrapped by its caller) and hears of each verdict through ``seen``
+(the engine offers findings and records cassettes there).
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from dataclasses import dataclass, replace
 
 from agentfuzz import oracles
 from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.observation import Observation, Related, Violation
+from agentfuzz.relations import RELATIONS, partner
 from agentfuzz.trials import MEASURE_TRIES, fails_within, measure, rate
 
 __all__ = [
@@ -98,15 +103,52 @@ class Judge:
     def observe(self, case: Case) -> Observation:
         """Send ``case`` and the requests related to it; the answer carries its group."""
         obs = self.send(case)
-        if self.differential:
-            # After the case's own answer: a server that dies on the twin has answered the case.
-            flipped = case.model_copy(update={"stream": not case.stream})
-            obs = replace(obs, twin=self.send(flipped))
-        return obs
+        related = []
+        for name in self.relations(case):
+            # The differential twin goes with every case; the oracle judges the greedy ones.
+            other = partner(name, case) if name == case.relation else RELATIONS[name].derive(case)
+            if other is not None:
+                # After the case's own answer: a server that dies on a partner has answered it.
+                related.append(Related(name, self.send(other)))
+        return replace(obs, related=tuple(related)) if related else obs
+
+    def relations(self, case: Case) -> list[str]:
+        """The relations whose partners go with ``case``: its own, and under ``differential``
+        the stream twin; each only when the oracle that judges it is chosen."""
+        names = [case.relation] if case.relation in RELATIONS else []
+        if self.differential and "stream" not in names:
+            names.append("stream")
+        return [n for n in names if self._judged(n)]
+
+    def _judged(self, relation: str) -> bool:
+        oracle = "stream_divergence" if relation == "stream" else "relation"
+        return (self.only is None or oracle in self.only) and oracle not in self.skip
 
     def check(self, case: Case, obs: Observation) -> list[Violation]:
         """What the chosen oracles say about ``obs``, the answer to ``case``."""
         return check(case, obs, self.only, self.skip)
+
+    def judged(self, case: Case, obs: Observation) -> list[Violation]:
+        """What the chosen oracles say about ``obs``, less what a greedy relation found on a
+        pair that did not repeat itself when sent again (``_steady``): a session's check."""
+        return self._steady(case, obs, self.check(case, obs))
+
+    def _steady(self, case: Case, obs: Observation, found: list[Violation]) -> list[Violation]:
+        """``found`` without the greedy relations whose pair did not repeat itself when sent
+        again: the disagreement may be the server's batching, not the server."""
+        greedy = {r for v in found if (r := oracles.relation_of(v)) and _greedy(r)}
+        if not greedy:
+            return found
+        again = self.observe(case)
+        shaky = {
+            name
+            for name in greedy
+            if not (
+                oracles.steady(obs, again)
+                and _steady_partner(obs.partner(name), again.partner(name))
+            )
+        }
+        return [v for v in found if oracles.relation_of(v) not in shaky]
 
     def faults(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
         """``found`` without what the profile says this target's model produces on its own."""
@@ -116,7 +158,7 @@ class Judge:
     def verdict(self, case: Case) -> Verdict:
         """Send ``case`` once and judge the answer; ``seen`` hears of it before it is returned."""
         obs = self.observe(case)
-        found = tuple(self.check(case, obs))
+        found = tuple(self.judged(case, obs))
         verdict = Verdict(case, obs, found, self.faults(found))
         self.seen(verdict)
         return verdict
@@ -141,3 +183,11 @@ class Judge:
         """A final repro's rate as ``(failures, tries)``, extended so a flaky one can be quoted
         (``trials.rate``)."""
         return rate(lambda: self.fires(match, case), tries)
+
+
+def _greedy(relation: str) -> bool:
+    return relation in RELATIONS and RELATIONS[relation].kind == "greedy"
+
+
+def _steady_partner(first: Observation | None, second: Observation | None) -> bool:
+    return first is not None and second is not None and oracles.steady(first, second)

@@ -16,6 +16,7 @@ __all__ = [
     "ItemSighting",
     "Observation",
     "ObservedCall",
+    "Related",
     "SSEEvent",
     "Violation",
 ]
@@ -151,12 +152,31 @@ class Observation:
     others: tuple[str, ...] = ()
     # Proxy mode: what the backend received while this request was in flight (None otherwise).
     backend: tuple[BackendRequest, ...] | None = None
-    # Differential mode: the same request with ``stream`` flipped, as observed (None otherwise).
-    twin: Observation | None = None
+    # The answers to the requests related to this one (``agentfuzz.relations``), in the order
+    # they were sent: a partner the case's relation derives, and under ``--differential`` the
+    # same request with ``stream`` flipped.
+    related: tuple[Related, ...] = ()
 
     @property
     def api(self) -> str:
         return "responses" if self.exchange.url.rstrip("/").endswith("/responses") else "chat"
+
+    @property
+    def twin(self) -> Observation | None:
+        """The answer to the same request with ``stream`` flipped, when one was sent."""
+        return self.partner("stream")
+
+    def partner(self, relation: str) -> Observation | None:
+        """The answer to the request ``relation`` paired with this one, if it was sent."""
+        return next((r.observation for r in self.related if r.relation == relation), None)
+
+
+@dataclass(frozen=True)
+class Related:
+    """The answer to a request related to an observed one, and the relation's name."""
+
+    relation: str
+    observation: Observation
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,9 @@ class Step(_Frozen):
     ``fields`` and ``forms`` are this turn's request surface (``Options.fields`` and
     ``Options.forms``), drawn for the mode the session is in at this step. ``chain`` makes a
     Responses turn lean on a stored answer (``Chain``); elsewhere, or with no answer to name
-    yet, the turn resends the whole history as usual.
+    yet, the turn resends the whole history as usual. ``relation`` pairs the turn's request
+    with a related one (``agentfuzz.relations``) where it fits; the partner's answer is
+    judged with the turn's, never appended.
     """
 
     ask: int | None = 0
@@ -80,6 +82,7 @@ class Step(_Frozen):
     fields: dict[str, Any] = Field(default_factory=dict)
     forms: tuple[str, ...] = ()
     chain: Chain | None = None
+    relation: str | None = None
 
 
 class Plan(_Frozen):

@@ -26,6 +26,7 @@ from pydantic import (
 
 from agentfuzz.ids import ADVERSARIAL, FAMILIES
 from agentfuzz.plan import POLICIES, Policy
+from agentfuzz.relations import RELATIONS
 from agentfuzz.surface import DEFAULT_DIMENSIONS, DIMENSIONS, KNOBS
 
 __all__ = [
@@ -106,6 +107,10 @@ class Profile(BaseModel):
     # The knobs this target claims to honour (agentfuzz.surface.KNOBS): the knob oracle's
     # findings on the others are judged and recorded, never reported as findings.
     knobs: tuple[str, ...] = KNOBS
+    # The relations (agentfuzz/relations.py) a request may be paired by: the judge then sends
+    # the related request right after it. Empty: no pairs (``--differential`` still adds the
+    # stream twin to every request).
+    relations: tuple[str, ...] = tuple(RELATIONS)
 
     @property
     def quiet_signatures(self) -> tuple[str, ...]:
@@ -120,6 +125,16 @@ class Profile(BaseModel):
         unknown = [k for k in value if k not in KNOBS]
         if unknown:
             raise ValueError(f"unknown knob {unknown[0]!r} (known: {', '.join(KNOBS)})")
+        return value
+
+    @field_validator("relations")
+    @classmethod
+    def _known_relations(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [r for r in value if r not in RELATIONS]
+        if unknown:
+            raise ValueError(f"unknown relation {unknown[0]!r} (known: {', '.join(RELATIONS)})")
+        if len(set(value)) != len(value):
+            raise ValueError("lists a relation twice")
         return value
 
     @field_validator("session_policies")

@@ -8,9 +8,9 @@ Three stages, each keeping the case failing: delta debugging over whole turns, t
 (an assistant message goes with the results of its calls), both cutting big chunks first so a
 long session costs a few dozen tries rather than hundreds; then greedy single steps: one item,
 one call of a parallel group, assistant text beside calls, unused tools, each tool that is
-not a function, request knobs, each surface field (and each entry of a list-valued one), and
-simplifications (texts and tool outputs emptied, arguments ``{}``, call ids renamed
-``call_N``).
+not a function, the related request, request knobs (``tool_choice`` too), each surface field
+(and each entry of a list-valued one), a body broken in a plainer way, and simplifications
+(texts and tool outputs emptied, arguments ``{}``, call ids renamed ``call_N``).
 Every candidate is well formed: it opens with the user and ends where the server must speak. A
 removed call takes its results with it; a result left orphaned only by removing it alone.
 """
@@ -31,18 +31,21 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
+from agentfuzz.surface import FORMS, MALFORMED
 
 __all__ = ["candidates", "case_size", "reduce_case", "renamed", "well_formed", "with_items"]
 
 
 def well_formed(case: Case) -> bool:
-    """Opens with the user and ends where the server must speak; a named tool_choice names a
-    declared tool."""
+    """Opens with the user (unless chained onto a stored answer) and ends where the server must
+    speak; a named tool_choice names a declared tool."""
     items = case.history.items
     # An agent history opens with the user (after any system prompts) and ends where the
     # server must speak.
+    # (A request chained onto a stored answer goes on from it: it may open with a result.)
     opening = next((it for it in items if not isinstance(it, SystemMessage)), None)
-    if not isinstance(opening, UserMessage):
+    chained = "previous_response_id" in case.options.fields
+    if not isinstance(opening, UserMessage) and not (chained and opening is not None):
         return False
     # (A foreign entry may end it too: a hosted tool's past call, a custom tool's output.)
     if not isinstance(items[-1], UserMessage | ToolResult | ForeignItem):
@@ -111,19 +114,38 @@ def candidates(case: Case) -> Iterator[Case]:
     for i in range(len(foreign)):
         history = case.history.model_copy(update={"foreign_tools": foreign[:i] + foreign[i + 1 :]})
         yield case.model_copy(update={"history": history})
+    # The related request, when the failure does not lie between the two.
+    if case.relation is not None:
+        yield case.model_copy(update={"relation": None})
     # Knobs back to their defaults, all at once, then the surface's fields one at a time.
     opts = case.options
     if opts.malformed is not None:
         yield case.model_copy(update={"options": opts.model_copy(update={"malformed": None})})
+        # A body broken in a plainer way (JSON cut short before not JSON at all).
+        for kind in _plainer(opts.malformed):
+            plainer = opts.model_copy(update={"malformed": kind})
+            yield case.model_copy(update={"options": plainer})
     plain = Options(
         include_tools=opts.include_tools, tool_choice=opts.tool_choice, malformed=opts.malformed
     )
     if opts != plain:
         yield case.model_copy(update={"options": plain})
+    # Then each knob alone (a fault may need a form or field that resetting all drops).
+    for knob in ("tool_choice", "max_tokens", "seed", "temperature"):
+        if getattr(opts, knob) is not None:
+            yield case.model_copy(update={"options": opts.model_copy(update={knob: None})})
     yield from _fewer_fields(case)
     for form in opts.forms:
         kept = tuple(f for f in opts.forms if f != form)
         yield case.model_copy(update={"options": opts.model_copy(update={"forms": kept})})
+        # Or spelled in a plainer form instead (an image part's list as text parts alone).
+        forms = FORMS[case.api]
+        for simple in forms[: forms.index(form)] if form in forms else ():
+            if simple not in kept:
+                swapped = tuple(simple if f == form else f for f in opts.forms)
+                yield case.model_copy(
+                    update={"options": opts.model_copy(update={"forms": swapped})}
+                )
     yield from _simpler(case)
 
 
@@ -176,9 +198,10 @@ def renamed(item: Item, ids: Mapping[str, str]) -> Item:
     return item
 
 
-def case_size(case: Case) -> tuple[int, int, int]:
+def case_size(case: Case) -> tuple[int, int, int, int]:
     """How big a repro is, smallest first: items, calls and tools; then the assistant texts
-    and reasoning that become wire items of their own; then the JSON length."""
+    and reasoning that become wire items of their own; then how a broken body is broken (none,
+    then ``surface.MALFORMED``'s order, plainest first); then the JSON length."""
     history = case.history
     extras = sum(
         (it.text is not None) + (it.reasoning is not None)
@@ -188,8 +211,14 @@ def case_size(case: Case) -> tuple[int, int, int]:
     return (
         history.size + len(history.tools) + len(history.foreign_tools),
         extras,
+        len(_plainer(case.options.malformed)) + (case.options.malformed is not None),
         len(case.model_dump_json(exclude_defaults=True)),
     )
+
+
+def _plainer(broken: str | None) -> tuple[str, ...]:
+    """The ways to break a body plainer than ``broken`` (``surface.MALFORMED``'s order)."""
+    return MALFORMED[: MALFORMED.index(broken)] if broken in MALFORMED else ()
 
 
 class _Spent(Exception):

@@ -1,8 +1,9 @@
 """Cassettes replayed through the real client pipeline (``Target``, dialect assembly, every
 oracle), offline: bodies come from the cassette (``cassette_codec`` reads and checks it), re-split
-at seeded random byte boundaries; a recorded twin is read back the same way and attached as
-``Observation.twin``, recorded backend requests as ``Observation.backend``. Also a bundle's
-replay and its live re-send.
+at seeded random byte boundaries; the recorded answers to related requests are read back the same
+way and attached as ``Observation.related``, recorded backend requests as
+``Observation.backend``. Also a bundle's replay and its live re-send (the related requests with
+it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import httpx
 from agentfuzz import oracles
 from agentfuzz.cassette_codec import load_turns
 from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.observation import Observation, Related, Violation
 from agentfuzz.target import Target
 from agentfuzz.transport.cassette import ReplayTransport, split_at_random
 
@@ -87,12 +88,24 @@ def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
             obs = target.resend(route, turn.body, stream, turn.failure)
             if turn.backend is not None:
                 obs = dataclasses.replace(obs, backend=turn.backend)
-            if turn.twin is not None:
-                obs = dataclasses.replace(obs, twin=_replay_twin(turn.twin, rng))
-            found = oracles.check(turn.case, obs)
+            if turn.related:
+                related = tuple(
+                    Related(r["relation"], _replay_related(r, rng)) for r in turn.related
+                )
+                obs = dataclasses.replace(obs, related=related)
+            said = {(v["oracle"], v.get("signature", "")) for v in turn.verdicts}
+            found = [_as_said(v, turn.case, said) for v in oracles.check(turn.case, obs)]
             url = obs.exchange.url
             result.turns.append(ReplayedTurn(turn.number, url, turn.verdicts, obs, found))
     return result
+
+
+def _as_said(v: Violation, case: Case, said: set[tuple[str, str]]) -> Violation:
+    """``v`` signed by what ``case`` needs when the recording said it so: a bundle's finding
+    is signed by what its reduced repro needs (``oracles.by_needs``), the oracle by its
+    symptom alone."""
+    refined = oracles.by_needs(v, case)
+    return refined if refined.key in said else v
 
 
 def _offline(url: str, transport: httpx.BaseTransport) -> Target:
@@ -101,8 +114,8 @@ def _offline(url: str, transport: httpx.BaseTransport) -> Target:
     return Target(f"{parts.scheme}://{parts.netloc}", "", transport=transport, recording=False)
 
 
-def _replay_twin(twin: dict[str, Any], rng: random.Random | None) -> Observation:
-    """The twin's answer read back through the client pipeline, like the turn's own."""
+def _replay_related(twin: dict[str, Any], rng: random.Random | None) -> Observation:
+    """A related request's answer read back through the client pipeline, like the turn's own."""
     body = twin["body"].encode("utf-8")
     chunks = split_at_random(body, rng) if rng is not None else [body]
     headers = {"content-type": twin["content_type"]} if twin["content_type"] else {}
@@ -143,19 +156,43 @@ def replay_bundle(folder: Path, seed: int | None = 0) -> list[Violation]:
 def resend_bundle(
     folder: Path, base_url: str, model: str | None = None, api_key: str | None = None
 ) -> list[Violation]:
-    """Send a bundle's minimal request to a live server; what the oracles say about the answer.
+    """Send a bundle's minimal request to a live server, and the requests related to it (a
+    relation's partner, the stream twin) right after; what the oracles say about the answers.
     The key is ``api_key``, else ``$OPENAI_API_KEY`` (as ``repro.sh``'s curl sends it)."""
     api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
     doc, case = _bundle_case(folder)
-    request = doc["request"]
-    if isinstance(request, dict):
-        request = request | ({} if model is None else {"model": model})
+    request = _with_model(doc["request"], model)
     sent_model = request.get("model", "") if isinstance(request, dict) else model
-    path = "/" + urlsplit(doc["url"]).path.split("/v1/", 1)[-1]
     with Target(base_url, str(sent_model or ""), api_key=api_key) as target:
-        obs = target.resend(path, request, case.stream)
-        if doc.get("oracle") == "stream_divergence" and isinstance(request, dict):
-            # The finding is a difference: send the twin too, or the live test proves nothing.
-            flipped = {**request, "stream": not case.stream}
-            obs = dataclasses.replace(obs, twin=target.resend(path, flipped, not case.stream))
-    return oracles.check(case, obs)
+        obs = target.resend(_path(doc["url"]), request, case.stream)
+        related = []
+        for entry in doc.get("related") or _old_twin(doc, case):
+            body = _with_model(entry["request"], model)
+            answer = target.resend(_path(entry["url"]), body, entry["stream"])
+            related.append(Related(entry["relation"], answer))
+    found = oracles.check(case, dataclasses.replace(obs, related=tuple(related)))
+    said = {(str(doc.get("oracle")), str(doc.get("signature")))}
+    return [_as_said(v, case, said) for v in found]
+
+
+def _old_twin(doc: dict[str, Any], case: Case) -> list[dict[str, Any]]:
+    """A bundle written before relations: a stream_divergence one sends its twin, the same
+    body with ``stream`` flipped, or the live test proves nothing."""
+    request = doc["request"]
+    if doc.get("oracle") != "stream_divergence" or not isinstance(request, dict):
+        return []
+    flipped = {**request, "stream": not case.stream}
+    return [
+        {"relation": "stream", "url": doc["url"], "request": flipped, "stream": not case.stream}
+    ]
+
+
+def _with_model(request: dict[str, Any] | str, model: str | None) -> dict[str, Any] | str:
+    if isinstance(request, dict) and model is not None:
+        return request | {"model": model}
+    return request
+
+
+def _path(url: str) -> str:
+    """The path after the API root (``/chat/completions``) of a URL a bundle posted to."""
+    return "/" + urlsplit(url).path.split("/v1/", 1)[-1]

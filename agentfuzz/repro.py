@@ -39,7 +39,15 @@ from agentfuzz.observation import Exchange, Observation, Violation
 from agentfuzz.session import Turn
 from agentfuzz.validity import NEEDS
 
-__all__ = ["Repro", "bundle_dir", "claimed_dir", "fold_bundles", "observed_summary", "write_bundle"]
+__all__ = [
+    "Repro",
+    "bundle_dir",
+    "claimed_dir",
+    "fold_bundles",
+    "observed_summary",
+    "related_requests",
+    "write_bundle",
+]
 
 
 @dataclass(frozen=True)
@@ -165,7 +173,8 @@ fi
 
 def _curl(repro: Repro) -> str:
     """``repro.sh``: the request as curl, to ``$BASE_URL`` with ``$MODEL`` (defaults: where it
-    was found); it says what to look for, and with agentfuzz installed whether it fired."""
+    was found), then each request related to it; it says what to look for, and with agentfuzz
+    installed whether it fired."""
     target = repro.target or {}
     base, path = _endpoint(repro.url, target.get("base_url"))
     request = repro.request
@@ -179,8 +188,25 @@ def _curl(repro: Repro) -> str:
         f'MODEL="${{MODEL:-{_sh_default(str(model or ""))}}}"',
         'HERE=$(cd "$(dirname "$0")" && pwd)',
         f"echo {shlex.quote('look for: ' + look_for(v.oracle, v.message))} >&2",
+        "model=$(printf '%s' \"$MODEL\" | sed 's/[\\\\\"]/\\\\&/g')",
+        *_post(path, request, repro.case.stream),
     ]
-    flags = "-sS -N" if repro.case.stream else "-sS"
+    for entry in related_requests(repro.observation):
+        _, other_path = _endpoint(entry["url"], target.get("base_url"))
+        lines.append(f"echo {shlex.quote(_related_line(entry['relation']))} >&2")
+        lines += _post(other_path, entry["request"], entry["stream"])
+    check = _CHECK.format(oracle=repr(v.oracle), reproduced=repro.reproduced)
+    return "\n".join(lines) + "\n" + check
+
+
+def _related_line(relation: str) -> str:
+    return f"--- and right after it, the request related to it ({relation}):"
+
+
+def _post(path: str, request: dict[str, Any] | str, stream: bool) -> list[str]:
+    """The lines of ``repro.sh`` that post ``request`` to ``$BASE_URL`` + ``path`` (with
+    ``$MODEL`` in place of its model, when it has one)."""
+    flags = "-sS -N" if stream else "-sS"
     command = (
         f'curl {flags} -X POST "$BASE_URL"{shlex.quote(path)} \\\n'
         "  -H 'Content-Type: application/json' \\\n"
@@ -190,18 +216,31 @@ def _curl(repro: Repro) -> str:
     if isinstance(request, str) or "model" not in request:
         # A malformed body (or one without a model), byte for byte: $MODEL cannot apply.
         text = request if isinstance(request, str) else _json(request)
-        lines.append(f"printf %s {shlex.quote(text)} | {command}")
-    else:
-        rest = {k: val for k, val in request.items() if k != "model"}
-        body = _json(rest)
-        lines.append("model=$(printf '%s' \"$MODEL\" | sed 's/[\\\\\"]/\\\\&/g')")
-        opening = 'printf \'{"model":"%s"' + ("," if rest else "") + '\' "$model"'
-        lines.append(f"{{ {opening}; cat <<'AGENTFUZZ_JSON'; }} | {command}")
-        lines.append(body[1:] if rest else "}")
-        lines.append("AGENTFUZZ_JSON")
-    lines.append("echo >&2")
-    check = _CHECK.format(oracle=repr(v.oracle), reproduced=repro.reproduced)
-    return "\n".join(lines) + "\n" + check
+        return [f"printf %s {shlex.quote(text)} | {command}", "echo >&2"]
+    rest = {k: val for k, val in request.items() if k != "model"}
+    opening = 'printf \'{"model":"%s"' + ("," if rest else "") + '\' "$model"'
+    return [
+        f"{{ {opening}; cat <<'AGENTFUZZ_JSON'; }} | {command}",
+        _json(rest)[1:] if rest else "}",
+        "AGENTFUZZ_JSON",
+        "echo >&2",
+    ]
+
+
+def related_requests(obs: Observation | None) -> list[dict[str, Any]]:
+    """What a bundle records of the requests related to its failing one: for each, the
+    relation, the URL, the exact body and whether it streamed (``repro.json``'s ``related``)."""
+    if obs is None:
+        return []
+    return [
+        {
+            "relation": r.relation,
+            "url": r.observation.exchange.url,
+            "request": r.observation.exchange.request,
+            "stream": r.observation.exchange.stream,
+        }
+        for r in obs.related
+    ]
 
 
 def _json(value: Any) -> str:
@@ -241,6 +280,7 @@ def write_bundle(out: Path, repro: Repro) -> Path:
         "mechanism": repro.mechanism,
         "cleared_by": repro.cleared_by,
         "case": repro.case.model_dump(mode="json"),
+        "related": related_requests(repro.observation),
         "target": repro.target,
         "found_by": repro.found_by,
     }

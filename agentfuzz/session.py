@@ -31,6 +31,7 @@ from agentfuzz.history import (
 from agentfuzz.observation import Observation, ObservedCall, Violation
 from agentfuzz.plan import Plan, ResultKind, Step
 from agentfuzz.policies import rewrite_calls
+from agentfuzz.relations import prepared
 
 __all__ = ["Turn", "fake_result", "run_session", "user_text"]
 
@@ -150,9 +151,14 @@ def run_session(
             stream=stream,
             session=origin,
         )
+        if step.relation is not None:
+            plain = _paired(step.relation, plain, chained=len(sent) != len(items))
+            if plain.history.items != tuple(items):
+                items[:] = sent = plain.history.items
         case = plain
         if fields or step.forms:
-            options = plain.options.model_copy(update={"fields": fields, "forms": step.forms})
+            given = plain.options.fields | fields
+            options = plain.options.model_copy(update={"fields": given, "forms": step.forms})
             history = plain.history.model_copy(update={"items": sent})
             case = plain.model_copy(update={"options": options, "history": history})
         obs = send(case)
@@ -194,6 +200,21 @@ def run_session(
         else:
             owed_user = True
     return turns
+
+
+def _paired(relation: str, case: Case, chained: bool) -> Case:
+    """``case`` prepared for ``relation`` where it fits (``relations.prepared``), else as it is.
+
+    A relation that changes the history (the message asking for two tools, a special token)
+    is taken only while the turn sends its whole history, and its items are the session's
+    from then on: a chained turn's stored answer could not hold the change.
+    """
+    fitted = prepared(relation, case)
+    if fitted is None:
+        return case
+    if chained and fitted.history.items != case.history.items:
+        return case
+    return fitted
 
 
 def _take_back(items: list[Item], obs: Observation, kept: tuple[ToolCall, ...]) -> bool:

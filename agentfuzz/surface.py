@@ -11,7 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentfuzz.history import Api, AssistantMessage, Case, ForeignItem, UserMessage
+from agentfuzz.history import (
+    Api,
+    AssistantMessage,
+    Case,
+    ForeignItem,
+    ReasoningItem,
+    SystemMessage,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.ids import recognize
 
 __all__ = [
     "DEFAULT_DIMENSIONS",
@@ -24,6 +34,7 @@ __all__ = [
     "PLAIN",
     "Dimension",
     "applies",
+    "features",
     "used",
 ]
 
@@ -314,3 +325,41 @@ def used(case: Case) -> tuple[str, ...]:
         found.add(f"malformed:{opts.malformed}")
     known = [name for name in _ORDER if name in found]
     return (*known, *sorted(found - set(known))) or (PLAIN,)
+
+
+# The family of the ids the reducer renames calls to (``call_N``): a call id of another family
+# left in a reduced repro is one the failure needs.
+_PLAIN_IDS = recognize("call_0")
+
+
+def features(case: Case) -> tuple[str, ...]:
+    """What ``case`` is made of, as names a signature can carry: the dimensions it uses
+    (``used``, without ``plain``), ``tools`` when it sends function declarations, the kinds of
+    history entry it holds beyond a user message (``history:results``, ``history:orphan_result``,
+    ``history:parallel_calls``…) and the shapes of its call ids other than the plain ``call_N``
+    (``ids:kimi_native``). Of a reduced repro, these are what the reducer could not remove:
+    what the failure needs."""
+    found = [d for d in used(case) if d != PLAIN]
+    history = case.history
+    if history.tools and case.options.include_tools and "tools" not in case.options.fields:
+        found.append("tools")
+    kinds: set[str] = set()
+    answered = {c.id for c in history.calls}
+    for item in history.items:
+        if isinstance(item, SystemMessage):
+            kinds.add("history:system")
+        elif isinstance(item, ReasoningItem):
+            kinds.add("history:reasoning")
+        elif isinstance(item, ToolResult):
+            kinds.add("history:results" if item.call_id in answered else "history:orphan_result")
+        elif isinstance(item, AssistantMessage):
+            if item.reasoning:
+                kinds.add("history:reasoning")
+            if len(item.tool_calls) > 1:
+                kinds.add("history:parallel_calls")
+            elif item.tool_calls:
+                kinds.add("history:calls")
+            if item.text or not item.tool_calls:
+                kinds.add("history:assistant_text")
+    shapes = {recognize(c.id) or "unknown" for c in history.calls} - {_PLAIN_IDS}
+    return (*found, *sorted(kinds), *sorted(f"ids:{s}" for s in shapes))

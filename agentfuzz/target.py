@@ -118,6 +118,10 @@ class Target:
         self.transport = LiveTransport(
             self.base_url, api_key, timeout, transport, recording, headers=headers
         )
+        # A target surely on the network (no cassette may answer for it) can be asked whether
+        # it still lives (``alive``).
+        networked = transport is None and record_mode in (None, "all")
+        self._network = (api_key, headers) if networked else None
         self.calls = 0
         self.answered = 0
         self.last_answered: tuple[Case, Observation] | None = None
@@ -190,6 +194,21 @@ class Target:
         if failed is not None:
             exchange = dataclasses.replace(exchange, failure=failed)
         return assemble(exchange)
+
+    def alive(self, tries: int = 3, pause: float = 0.5) -> bool:
+        """After a connection dropped mid-answer: whether the server still takes a new one.
+        Dead only when refused ``tries`` times, ``pause`` seconds apart; a replayed target
+        always lives. The probe goes around any cassette: no recording holds it."""
+        if self._network is None:
+            return True
+        api_key, headers = self._network
+        with LiveTransport(self.base_url, api_key, headers=headers) as probe:
+            for attempt in range(tries):
+                if probe.accepts():
+                    return True
+                if attempt + 1 < tries:
+                    time.sleep(pause)
+        return False
 
     def describe(self) -> dict[str, Any]:
         """What a bundle records of the target: its base URL and model, and, when it is a live

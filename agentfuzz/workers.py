@@ -33,6 +33,7 @@ from typing import Any
 from agentfuzz.config import FuzzConfig, ShardSpec
 from agentfuzz.engine import Progress
 from agentfuzz.findings import Status
+from agentfuzz.oracles import NEEDS_SEP
 from agentfuzz.repro import claimed_dir
 from agentfuzz.summary import Coverage, FailedShard, FindingRow, Latency, Summary, TurnRow
 
@@ -282,7 +283,7 @@ def _rank(finding: FindingRow) -> tuple[int, int, str]:
 
 # When the server died, each shard's last request and each dropped answer is a suspect: any
 # of the requests in flight may have killed it, and the smallest is not the likeliest.
-_SUSPECTS = ("error:stopped_answering", "error:transport")
+_SUSPECTS = ("error:server_died", "error:transport")
 
 
 def merge(summaries: list[Summary], out: Path) -> Summary:
@@ -298,7 +299,7 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
     for name, rows in by_name.items():
         smallest, *others = sorted(rows, key=_rank)
         best[name] = smallest
-        if crashed and smallest.signature in _SUSPECTS:
+        if crashed and smallest.signature.split(NEEDS_SEP)[0] in _SUSPECTS:
             for other in others:  # a shard's bundle is <out>/.shards/<k>/<folder>
                 best[f"{name}-shard{Path(other.bundle).parent.name}"] = other
     run = next((s.run for s in summaries if s.run), {})

@@ -1,5 +1,7 @@
 """Silence over the whole surface: 10,000 examples against the ``fixed`` reference server, and
-through a faithful pass-through proxy to it, with every dimension of the request surface on.
+through a faithful pass-through proxy to it, with every dimension of the request surface and
+every relation on (the profile's relations, and ``--differential``'s stream twin on every
+request).
 
 A correct server (and a proxy that changes nothing) must give no finding at all: any bundle
 here is a false positive of agentfuzz's, the worst bug a fuzzer can have. This is a check that
@@ -84,16 +86,18 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         profile = args.profile or _everything(work)
         with served("fixed") as (base, _model):
-            direct = _fuzz(base, work / "direct", profile, args.examples, "--workers", "2")
+            direct = _fuzz(
+                base, work / "direct", profile, args.examples, "--workers", "2", "--differential"
+            )
             sessions = _fuzz(
                 base, work / "sessions", profile, max(1, args.examples // 5),
-                "--mode", "session", "--workers", "2",
+                "--mode", "session", "--workers", "2", "--differential",
             )  # fmt: skip
         port = free_port()
         with planted_proxy(port, "faithful") as url:
             proxied = _fuzz(
                 url, work / "proxy", profile, args.examples,
-                "--backend", "fixed", "--backend-port", str(port),
+                "--backend", "fixed", "--backend-port", str(port), "--differential",
             )  # fmt: skip
         silent = [
             _report("fixed, direct", direct),

@@ -137,6 +137,66 @@ def _server_that_dies_after(answers: int) -> Iterator[str]:
         server.server_close()
 
 
+@contextmanager
+def _server_that_dies_on(field: str) -> Iterator[str]:
+    """A correct chat server that dies on the first request carrying ``field``: it starts an
+    answer, stops listening, and drops the connection half way."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or 0)
+            body = json.dumps(_ANSWER).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if not (isinstance(sent, dict) and field in sent):
+                self.wfile.write(body)
+                return
+            self.wfile.write(body[:20])
+            self.wfile.flush()
+            stopping = threading.Thread(target=_stop)
+            stopping.start()
+            stopping.join()  # no longer listening when the connection drops
+            self.close_connection = True
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    def _stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_server_that_dies_mid_answer_is_signed_server_died_on_that_request(
+    tmp_path: Path,
+) -> None:
+    # The connection drops on a request with a stop list, and no new one is taken: that request
+    # killed the server (not the next one sent, and not a mere dropped connection).
+    out = tmp_path / "out"
+    with _server_that_dies_on("stop") as url:
+        code, output = _fuzz(
+            "--base-url", url, "--model", "m", "--api", "chat", "--no-stream",
+            "--max-examples", "200", "--out", str(out), "--timeout", "3",
+        )  # fmt: skip
+    assert code == 1, output
+    assert "stopped answering" in output
+    docs = [json.loads(p.read_text()) for p in out.glob("*/repro.json")]
+    (crash,) = [d for d in docs if d["oracle"] == "error"]
+    assert crash["signature"] == "error:server_died"
+    assert "stop" in crash["request"] and "no new one is accepted" in crash["evidence"]
+
+
 def test_a_server_that_stops_answering_is_a_finding(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with _server_that_dies_after(5) as url:
@@ -147,7 +207,7 @@ def test_a_server_that_stops_answering_is_a_finding(tmp_path: Path) -> None:
     assert code == 1
     assert "stopped answering" in output
     docs = [json.loads(p.read_text()) for p in out.glob("*/repro.json")]
-    crash = [d for d in docs if d["signature"] == "error:stopped_answering"]
+    crash = [d for d in docs if d["signature"] == "error:server_died"]
     assert len(crash) == 1
     assert crash[0]["oracle"] == "error"
     assert crash[0]["request"]["messages"], "the last answered request is the repro"

@@ -20,11 +20,25 @@ from agentfuzz.oracles import _knob  # knob
 from agentfuzz.oracles import _framing  # framing
 from agentfuzz.oracles import _session  # self_rejection, id_roundtrip
 from agentfuzz.oracles import _proxy  # proxy_fidelity
+from agentfuzz.oracles import _relation  # relation
 from agentfuzz.oracles import _divergence  # stream_divergence
 
 # isort: on
+from agentfuzz.oracles._outcome import NEEDS_SEP, by_needs, by_symptom
+from agentfuzz.oracles._relation import relation_of, steady
 
-__all__ = ["Oracle", "check", "names", "register", "summaries"]
+__all__ = [
+    "NEEDS_SEP",
+    "Oracle",
+    "by_needs",
+    "by_symptom",
+    "check",
+    "names",
+    "register",
+    "relation_of",
+    "steady",
+    "summaries",
+]
 
 # Imported only for the oracles they register.
 del (
@@ -35,6 +49,7 @@ del (
     _wire,
     _session,
     _proxy,
+    _relation,
     _divergence,
     _consistency,
     _knob,

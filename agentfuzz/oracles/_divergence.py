@@ -10,91 +10,14 @@ where a non-streamed body re-serialises them).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from agentfuzz.history import Case
-from agentfuzz.observation import Observation, ObservedCall, Violation
-from agentfuzz.oracles._common import is_answer, is_truncated, one_line
-from agentfuzz.oracles._registry import EVIDENCE_LIMIT, clip, register
+from agentfuzz.observation import Observation, Violation
+from agentfuzz.oracles._compare import deterministic, difference, served, side
+from agentfuzz.oracles._registry import register
 
 __all__ = ["deterministic", "stream_divergence"]
-
-
-def deterministic(case: Case, obs: Observation) -> bool:
-    """True when the request asked for greedy sampling: temperature 0 in the case, or in the
-    body actually sent (a profile's knob defaults fill it in there)."""
-    temperature = case.options.temperature
-    sent = obs.exchange.request
-    if temperature is None and isinstance(sent, dict):
-        temperature = sent.get("temperature")
-    return (
-        isinstance(temperature, int | float)
-        and not isinstance(temperature, bool)
-        and temperature == 0
-    )
-
-
-def _served(obs: Observation) -> bool:
-    status = obs.exchange.status
-    return is_answer(obs) and status is not None and 200 <= status < 300
-
-
-def _shape(obs: Observation) -> str:
-    if obs.tool_calls:
-        return "calls"
-    return "text" if obs.text.strip() else "nothing"
-
-
-def _text(obs: Observation) -> str:
-    return " ".join(obs.text.split())
-
-
-def _names(obs: Observation) -> list[str]:
-    """Each call's name, prefixed with its Responses namespace when it has one."""
-    return [f"{c.namespace}/{c.name}" if c.namespace else c.name or "" for c in obs.tool_calls]
-
-
-def _arguments(call: ObservedCall) -> str:
-    """The arguments re-serialised canonically (``true`` stays apart from ``1``); unreadable
-    JSON compares as its stripped text."""
-    try:
-        return "json:" + json.dumps(json.loads(call.arguments), sort_keys=True)
-    except (ValueError, RecursionError):
-        return "raw:" + call.arguments.strip()
-
-
-def _side(obs: Observation) -> str:
-    """One side, briefly: its shape, calls with arguments, text and cut."""
-    pairs = zip(_names(obs), obs.tool_calls, strict=True)
-    calls = ", ".join(f"{name}({one_line(c.arguments, 80)})" for name, c in pairs)
-    finish = obs.finish_reason or obs.status
-    # Each side gets half of the evidence budget, so the second is never clipped away.
-    return clip(
-        f"{_shape(obs)}; calls=[{calls}]; text={one_line(obs.text, 120)!r}; "
-        f"finish={finish!r}{' (cut)' if is_truncated(obs) else ''}",
-        EVIDENCE_LIMIT // 2 - 16,
-    )
-
-
-def _difference(streamed: Observation, plain: Observation) -> tuple[str, str] | None:
-    """The first way the two turns differ, as (kind, what), most basic first; None if alike."""
-    shapes = (_shape(streamed), _shape(plain))
-    if shapes[0] != shapes[1]:
-        return "shape", f"stream gave {shapes[0]}, non-stream gave {shapes[1]}"
-    cuts = (is_truncated(streamed), is_truncated(plain))
-    if cuts[0] != cuts[1]:
-        which = "stream" if cuts[0] else "non-stream"
-        return "cut", f"only the {which} answer was cut by the token limit"
-    names = (_names(streamed), _names(plain))
-    if names[0] != names[1]:
-        return "calls", f"stream called {names[0]}, non-stream called {names[1]}"
-    for number, (a, b) in enumerate(zip(streamed.tool_calls, plain.tool_calls, strict=True)):
-        if _arguments(a) != _arguments(b):
-            return "arguments", f"call {number} ({names[0][number]}) has other arguments"
-    if _text(streamed) != _text(plain):
-        return "text", "the visible text differs"
-    return None
 
 
 @register("stream_divergence")
@@ -107,18 +30,18 @@ def stream_divergence(case: Case, obs: Observation) -> Iterator[Violation]:
     arguments (as JSON data) and the whitespace-normalised text.
     """
     twin = obs.twin
-    if twin is None or not _served(obs) or not _served(twin) or not deterministic(case, obs):
+    if twin is None or not served(obs) or not served(twin) or not deterministic(case, obs):
         return
     streamed, plain = (obs, twin) if obs.exchange.stream else (twin, obs)
     if streamed.exchange.stream == plain.exchange.stream:
         return
-    found = _difference(streamed, plain)
+    found = difference(streamed, plain)
     if found is None:
         return
     kind, what = found
     yield Violation(
         oracle="stream_divergence",
         message=f"streamed and non-streamed answers to the same request differ ({kind}): {what}",
-        evidence=f"stream: {_side(streamed)}\nnon-stream: {_side(plain)}",
+        evidence=f"stream: {side(streamed)}\nnon-stream: {side(plain)}",
         signature=f"stream_divergence:{kind}",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -11,8 +12,9 @@ from agentfuzz.history import Case
 from agentfuzz.observation import NOT_SERVED, Observation, Violation
 from agentfuzz.oracles._common import is_answer, is_truncated, one_line, stop_requested
 from agentfuzz.oracles._registry import clip, register
+from agentfuzz.surface import features
 
-__all__ = ["empty_turn", "error"]
+__all__ = ["by_needs", "by_symptom", "empty_turn", "error"]
 
 _ERROR_KINDS = {
     "transport": "the connection failed mid-answer",
@@ -124,7 +126,9 @@ def error(case: Case, obs: Observation) -> Iterator[Violation]:
     One violation per distinct protocol fault the assembly recorded in ``obs.errors``.
     A 5xx is signed with its status and, when its error message names a cause, a digest of that
     message with what varies per request taken out (``_cause``): one server's 500 for an
-    unknown part and its 500 for a bad ``messages`` are two findings, not one.
+    unknown part and its 500 for a bad ``messages`` are two findings, not one. A signature that
+    names a symptom alone (``by_symptom``: a bare 5xx, a dropped connection, a stream cut
+    short) is refined by the run once the repro is reduced (``by_needs``).
     """
     seen: dict[str, list[str]] = {}
     not_served = obs.exchange.status in NOT_SERVED
@@ -154,3 +158,28 @@ def error(case: Case, obs: Observation) -> Iterator[Violation]:
 def _leading_code(detail: str) -> int | None:
     found = re.search(r"\b([1-5]\d\d)\b", detail)
     return int(found.group(1)) if found else None
+
+
+# Signatures that name a symptom and no cause: a 5xx whose message names none, a connection
+# dropped mid-answer, a stream cut before its terminal event. Two faults of a server look alike
+# under them; a run tells them apart by what each reduced repro needs (``by_needs``).
+_SYMPTOMS = re.compile(r"error:(?:http_status:5\d\d|transport|no_terminal)")
+# What joins a symptom and the features its repro needs in a refined signature.
+NEEDS_SEP = ":needs:"
+
+
+def by_symptom(signature: str) -> bool:
+    """Whether ``signature`` names a symptom alone, to be refined by what its repro needs."""
+    return _SYMPTOMS.fullmatch(signature) is not None
+
+
+def by_needs(violation: Violation, case: Case) -> Violation:
+    """``violation`` signed by the features of ``case`` (``surface.features``), its reduced
+    repro: ``error:http_status:500:needs:instructions``, ``…:needs:plain`` when the plainest
+    request fails. The reducer removed everything else, so these are what the fault needs:
+    two 500s that need different things are two findings. Other violations come back as
+    they are."""
+    if not by_symptom(violation.signature):
+        return violation
+    needed = "+".join(features(case)) or "plain"
+    return dataclasses.replace(violation, signature=violation.signature + NEEDS_SEP + needed)

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from .knobs import Knobs
-from .parsers import Parsed, written_tokens
+from .parsers import Parsed, prompt_tokens, written_tokens
 from .profiles import Profile
 
 __all__ = ["chat_body", "chat_error_events", "chat_events", "mint", "pieces", "token_logprobs"]
@@ -34,12 +34,12 @@ def _call_ids(profile: Profile, parsed: Parsed, rng: random.Random) -> list[str]
 
 
 def _usage(prompt: str, parsed: Parsed) -> dict[str, int]:
-    prompt_tokens = max(1, len(prompt) // 4)
+    prompt_size = prompt_tokens(prompt)
     completion = written_tokens(parsed)
     return {
-        "prompt_tokens": prompt_tokens,
+        "prompt_tokens": prompt_size,
         "completion_tokens": completion,
-        "total_tokens": prompt_tokens + completion,
+        "total_tokens": prompt_size + completion,
     }
 
 

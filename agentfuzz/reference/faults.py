@@ -1,5 +1,6 @@
 """Planted faults applied to an answer after it is built: how a stream is framed (for the
-``framing`` oracle) and how an answer contradicts itself or its request (``consistency``).
+``framing`` oracle) and how an answer contradicts itself or its request (``consistency``); and
+two applied to a request as it comes in, misreading it (for the ``relation`` oracle).
 
 Each takes the answer the careful server would send and breaks one thing in it, so a profile
 carrying one fault differs from ``fixed`` in that alone.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["misanswer", "misanswer_events", "reframe"]
+__all__ = ["misanswer", "misanswer_events", "mishear", "reframe"]
 
 
 def reframe(events: list[tuple[str, str]], fault: str | None) -> list[tuple[str | None, str]]:
@@ -90,3 +91,21 @@ def misanswer_events(
             data = json.dumps(payload)
         out.append((kind, data))
     return out
+
+
+def mishear(body: Any, fault: str | None) -> Any:
+    """A request body as the planted ``fault`` reads it: content given as parts turned into the
+    parts' JSON text (``parts_as_json``), tools without a ``tool_choice`` given ``"none"``
+    (``omitted_choice_none``). Anything else passes as it came."""
+    if not isinstance(body, dict) or fault not in ("parts_as_json", "omitted_choice_none"):
+        return body
+    body = dict(body)
+    if fault == "omitted_choice_none":
+        if body.get("tools") and "tool_choice" not in body:
+            body["tool_choice"] = "none"
+        return body
+    entries = body.get("messages", body.get("input"))
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("content"), list):
+            entry["content"] = json.dumps(entry["content"])
+    return body

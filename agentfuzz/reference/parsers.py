@@ -21,6 +21,7 @@ __all__ = [
     "ParsedCall",
     "parse_harmony",
     "parse_kimi",
+    "prompt_tokens",
     "strip_markup",
     "written_tokens",
 ]
@@ -133,3 +134,15 @@ def written_tokens(parsed: Parsed) -> int:
     its text, its calls' arguments and its reasoning. Usage and the token budget both count so."""
     out = parsed.content + "".join(c.arguments for c in parsed.calls) + (parsed.reasoning or "")
     return max(1, len(out) // 4)
+
+
+# What this server's tokenizer reads as one token: a special token's spelling (``<|name|>``,
+# DeepSeek's full-width ``<｜name｜>``), a word, any other character that is not a space.
+_TOKEN = re.compile(r"<\|[^|<>\s]+\|>|<｜[^｜<>\s]+｜>|\w+|[^\w\s]")
+
+
+def prompt_tokens(prompt: str) -> int:
+    """How many tokens the rendered ``prompt`` is (at least one): every special-token spelling
+    that reached it is one token, so escaping message text (``templates``) is what keeps a
+    user's ``<|im_end|>`` from being one."""
+    return max(1, len(_TOKEN.findall(prompt)))

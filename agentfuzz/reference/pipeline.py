@@ -35,7 +35,14 @@ def _prompt(profile: Profile, turn: Turn) -> str:
     if tools is not None and allowed is not None and not profile.ignore_allowed:
         # allowed_tools: the model is offered only those, the rest stay declared.
         tools = [t for t in tools if t.name in allowed]
-    return render(profile.template, messages, tools)
+    fault = profile.relation_fault
+    if fault == "tools_unrendered":
+        tools = None
+    if fault == "system_dropped":
+        messages = [m for m in messages if m.role != "system"]
+    if fault == "results_cut":
+        messages = [replace(m, content=m.content[:32]) if m.role == "tool" else m for m in messages]
+    return render(profile.template, messages, tools, escape=fault != "special_read")
 
 
 def render_prompt(
@@ -83,6 +90,8 @@ def answer(profile: Profile, turn: Turn, *, seed: int, temperature: float, count
         parsed = parse_kimi(raw, names, profile.grammar, profile.miss)
     if profile.cut_quoted_names:
         parsed.calls = [replace(c, name=c.name.split('"')[0]) for c in parsed.calls]
+    if profile.relation_fault == "required_one_call" and turn.choice.mode == "required":
+        parsed.calls = parsed.calls[:1]
     return Answer(prompt, raw, turn.knobs.apply(parsed), rng)
 
 

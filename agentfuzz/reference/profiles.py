@@ -73,6 +73,13 @@ class Profile:
     # response's function calls still in_progress), ``item_ids_shared`` (every output item
     # under the first one's id), ``calls_say_stop`` (chat calls end with finish_reason stop).
     answer_fault: str | None = None
+    # How a request is misread on its way to the prompt (planted, for the ``relation``
+    # oracle): ``tools_unrendered`` (the template leaves the tools out), ``system_dropped``,
+    # ``results_cut`` (tool results cut to 32 characters), ``parts_as_json`` (content given
+    # as parts rendered as its JSON text), ``special_read`` (special-token spellings in message
+    # text read as control tokens), ``omitted_choice_none`` (tools without a tool_choice taken
+    # as "none"), ``required_one_call`` (tool_choice "required" keeps the first call alone).
+    relation_fault: str | None = None
 
 
 _PROFILES = (
@@ -176,6 +183,12 @@ _PROFILES = (
         crash_on_field="instructions",
     ),
     Profile(
+        name="two-500s",
+        summary="Planted: two faults behind one bare 500: content as parts, and instructions.",
+        crash_on_parts=True,
+        crash_on_field="instructions",
+    ),
+    Profile(
         name="min-p-500",
         summary="Planted: vLLM's and llama.cpp's min_p sampling field crashes the handler, a 500.",
         crash_on_field="min_p",
@@ -264,6 +277,41 @@ _PROFILES = (
         name="items-in-progress",
         summary="Planted: a completed response's function calls are still in_progress.",
         answer_fault="item_in_progress",
+    ),
+    Profile(
+        name="tools-unrendered",
+        summary="Planted: declared tools never reach the prompt (the template leaves them out).",
+        relation_fault="tools_unrendered",
+    ),
+    Profile(
+        name="system-dropped",
+        summary="Planted: system and developer messages are dropped before the template.",
+        relation_fault="system_dropped",
+    ),
+    Profile(
+        name="results-cut",
+        summary="Planted: tool results are cut to their first 32 characters before the template.",
+        relation_fault="results_cut",
+    ),
+    Profile(
+        name="parts-as-json",
+        summary="Planted: content given as parts is rendered as its JSON text, not its text.",
+        relation_fault="parts_as_json",
+    ),
+    Profile(
+        name="special-tokens-read",
+        summary="Planted: special-token spellings in message text are read as control tokens.",
+        relation_fault="special_read",
+    ),
+    Profile(
+        name="omitted-choice-none",
+        summary="Planted: tools without a tool_choice are taken as tool_choice none, not auto.",
+        relation_fault="omitted_choice_none",
+    ),
+    Profile(
+        name="required-one-call",
+        summary='Planted: tool_choice "required" keeps only the first of the calls.',
+        relation_fault="required_one_call",
     ),
     Profile(
         name="item-ids-shared",

@@ -15,7 +15,7 @@ from typing import Any
 
 from .chat_out import mint, pieces
 from .intake import Turn
-from .parsers import Parsed, written_tokens
+from .parsers import Parsed, prompt_tokens, written_tokens
 from .profiles import Profile
 
 __all__ = ["output_items", "response_body", "response_error_events", "response_events"]
@@ -137,7 +137,7 @@ def _envelope(turn: Turn, response_id: str, status: str, output: list[Any]) -> d
 
 
 def _usage(prompt: str, parsed: Parsed) -> dict[str, Any]:
-    n_in, n_out = max(1, len(prompt) // 4), written_tokens(parsed)
+    n_in, n_out = prompt_tokens(prompt), written_tokens(parsed)
     return {
         "input_tokens": n_in,
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from .chat_out import chat_body, chat_error_events, chat_events
-from .faults import misanswer, misanswer_events, reframe
+from .faults import misanswer, misanswer_events, mishear, reframe
 from .intake import Turn, parse_chat, parse_responses
 from .parsers import ParseFailure
 from .pipeline import answer
@@ -85,6 +85,7 @@ class _Server:
         ignored = self.profile.ignored_fields
         if ignored and isinstance(body, dict):
             body = {k: v for k, v in body.items() if k not in ignored}
+        body = mishear(body, self.profile.relation_fault)
         crash = self.profile.crash_on_field
         if self.profile.crash_on_parts and _has_parts(body):
             return PlainTextResponse("Internal Server Error", status_code=500)

@@ -120,12 +120,13 @@ def _as_text(content: str) -> str:
     return _SPECIAL.sub("<\u2060", content)
 
 
-def _as_dicts(messages: list[Message]) -> list[dict[str, Any]]:
+def _as_dicts(messages: list[Message], escape: bool) -> list[dict[str, Any]]:
     """Chat-completions message dicts, plus the called name on each tool result (harmony)."""
     names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
     for msg in messages:
-        item: dict[str, Any] = {"role": msg.role, "content": _as_text(msg.content)}
+        content = _as_text(msg.content) if escape else msg.content
+        item: dict[str, Any] = {"role": msg.role, "content": content}
         if msg.role == "assistant":
             item["reasoning_content"] = msg.reasoning
             item["tool_calls"] = [
@@ -144,8 +145,14 @@ def _as_dicts(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def render(template: Template, messages: list[Message], tools: list[ToolSpec] | None) -> str:
-    """Render the prompt for the next assistant turn."""
+def render(
+    template: Template,
+    messages: list[Message],
+    tools: list[ToolSpec] | None,
+    escape: bool = True,
+) -> str:
+    """Render the prompt for the next assistant turn; ``escape`` keeps special-token spellings
+    in message text from reading as special tokens (off only for a planted fault)."""
     tool_dicts = [
         {
             "type": "function",
@@ -154,5 +161,5 @@ def render(template: Template, messages: list[Message], tools: list[ToolSpec] | 
         for t in tools or []
     ]
     return _COMPILED[template].render(
-        messages=_as_dicts(messages), tools=tool_dicts, add_generation_prompt=True
+        messages=_as_dicts(messages, escape), tools=tool_dicts, add_generation_prompt=True
     )

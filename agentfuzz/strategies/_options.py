@@ -4,7 +4,8 @@ Knobs take two choices whatever the profile: one for tools (included with a ``to
 or left out) and one for the sampling knobs together (seed, temperature, max_tokens), each a
 ``sampled_from`` whose first entry is the default, so the shrinker drops knobs in one step.
 The rest of the request surface follows (``strategies._surface``), one dimension at a time,
-after the dimensions that change the history (``strategies._foreign``).
+after the dimensions that change the history (``strategies._foreign``); last, the related
+request the judge sends with the case, if any (``strategies._relations``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agentfuzz.history import Api, Case, History, Options, Tool
 from agentfuzz.profiles import Profile
 from agentfuzz.strategies._foreign import extend_history
 from agentfuzz.strategies._histories import histories
+from agentfuzz.strategies._relations import allowed, with_relation
 from agentfuzz.strategies._surface import malformed_kind, surface_fields
 
 __all__ = ["cases", "options"]
@@ -98,12 +100,16 @@ def _cases(
     options = _draw_options(draw, profile, history.tools, api, stream)
     if fields:
         options = options.model_copy(update={"fields": fields | options.fields})
-    return Case(history=history, options=options, api=api, stream=stream)
+    case = Case(history=history, options=options, api=api, stream=stream)
+    relations = allowed(profile, api, stream)
+    return with_relation(draw, relations, case) if relations else case
 
 
 def cases(profile: Profile, api: Api, stream: bool) -> SearchStrategy[Case]:
-    """Requests to fuzz with: a history, its options, and the fixed ``api`` and ``stream``.
+    """Requests to fuzz with: a history, its options, the fixed ``api`` and ``stream``, and
+    maybe a relation (a related request the judge sends with it).
 
-    Shrinks toward one plain tool, one user message naming it and default options.
+    Shrinks toward one plain tool, one user message naming it, default options and no
+    relation.
     """
     return _cases(profile, api, stream, histories(profile, api))

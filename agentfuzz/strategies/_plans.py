@@ -7,7 +7,8 @@ the way it deletes list elements. The surface is swarm-drawn per session: a sess
 draws which field dimensions its turns may use at all (one in four), then each turn draws
 them as a synthetic request does (each left out seven times in eight), for the api and stream
 mode the session is in at that turn. Most sessions carry no field; every draw shrinks toward
-none.
+none. Last, each step may name a relation of the profile's, paired with its request where it
+fits (``session.run_session``); that too shrinks toward none.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from hypothesis.strategies import SearchStrategy
 from agentfuzz.history import Api, Tool
 from agentfuzz.plan import CHAINS, RESULT_KINDS, Chain, Plan, Policy, Step
 from agentfuzz.profiles import Profile
+from agentfuzz.strategies._relations import allowed
 from agentfuzz.strategies._surface import ALLOWED, field_dimensions, surface_fields
 from agentfuzz.strategies._tools import tools
 
@@ -63,6 +65,12 @@ class _Surface:
         return fields, tuple(forms), chain
 
 
+@lru_cache(maxsize=64)
+def _relations(names: tuple[str, ...]) -> SearchStrategy[str | None]:
+    # None first: the shrinker moves toward a turn sent alone.
+    return st.one_of(st.none(), st.sampled_from(names)) if names else st.none()
+
+
 @st.composite
 def _step(
     draw: st.DrawFn,
@@ -80,6 +88,7 @@ def _step(
     if switch is not None:
         surface.mode = switch
     fields, forms, chain = surface.draw(draw)
+    relation = draw(_relations(allowed(surface.profile, *surface.mode)))
     return Step(
         ask=ask,
         interject=interject,
@@ -90,6 +99,7 @@ def _step(
         fields=fields,
         forms=forms,
         chain=chain,
+        relation=relation,
     )
 
 

@@ -261,6 +261,18 @@ class LiveTransport:
             return False
         return response.status_code == 200
 
+    def accepts(self, within: float = 5.0) -> bool:
+        """Whether the server still takes a connection: only a refused one says no. An answer
+        of any status says yes, and so does one too slow to wait for: a busy server is not a
+        dead one."""
+        try:
+            self._client.get(self.base_url + "/models", timeout=within)
+        except httpx.ConnectError:
+            return False
+        except httpx.HTTPError:
+            return True
+        return True
+
     def models(self) -> list[str]:
         """The model ids ``GET /models`` lists, in the server's order."""
         url = self.base_url + "/models"

@@ -16,10 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from agentfuzz.cassette_codec import Recorded, write_cassette
-from agentfuzz.cli import cli
 from agentfuzz.history import Case, History, Options, UserMessage
 from agentfuzz.judge import Judge
 from agentfuzz.observation import Observation
@@ -116,7 +114,11 @@ def test_a_stream_that_drops_the_text_is_found_and_replays_offline(
         (turn,) = yaml.safe_load((bundle / "cassette.yaml").read_text())["metadata"]["agentfuzz"][
             "turns"
         ]
-        assert turn["twin"]["stream"] is not doc["request"]["stream"]
+        (twin,) = turn["related"]
+        assert twin["relation"] == "stream"
+        assert twin["stream"] is not doc["request"]["stream"]
+        (related,) = doc["related"]
+        assert related["request"] == {**doc["request"], "stream": twin["stream"]}
         offline = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_repro.py"],
             cwd=bundle,
@@ -158,15 +160,32 @@ def test_a_broken_twin_in_a_cassette_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     _differential_cassette(path)
     doc = yaml.safe_load(path.read_text())
-    del doc["metadata"]["agentfuzz"]["turns"][0]["twin"]["body"]
+    del doc["metadata"]["agentfuzz"]["turns"][0]["related"][0]["body"]
     path.write_text(yaml.safe_dump(doc))
-    with pytest.raises(CassetteError, match=r"turn 1: twin\.body"):
+    with pytest.raises(CassetteError, match=r"turn 1: related\[0\]\.body"):
         replay_cassette(path)
 
 
-def test_differential_runs_with_one_worker() -> None:
-    result = CliRunner().invoke(
-        cli, ["fuzz", "--quiet", "--model", "m", "--differential", "--workers", "2"]
-    )
-    assert result.exit_code == 2
-    assert "--differential runs with --workers 1" in result.output
+def test_a_cassette_written_before_relations_reads_its_twin(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    _differential_cassette(path)
+    doc = yaml.safe_load(path.read_text())
+    turn = doc["metadata"]["agentfuzz"]["turns"][0]
+    (related,) = turn.pop("related")
+    turn["twin"] = {k: v for k, v in related.items() if k != "relation"}
+    path.write_text(yaml.safe_dump(doc))
+    (replayed,) = replay_cassette(path).turns
+    assert replayed.observation.twin is not None
+    assert [v.signature for v in replayed.violations] == ["stream_divergence:shape"]
+
+
+def test_differential_runs_with_several_workers(tmp_path: Path, greedy: Path) -> None:
+    out = tmp_path / "out"
+    with _text_dropping_server() as url:
+        code, output = fuzz(
+            "--base-url", url, "--model", "m", "--api", "chat", "--no-stream", "--differential",
+            "--profile", str(greedy), "--oracles", "stream_divergence", "--workers", "2",
+            "--max-examples", "10", "--out", str(out),
+        )  # fmt: skip
+    assert code == 1, output
+    assert _signatures(out) == {"stream_divergence:shape"}

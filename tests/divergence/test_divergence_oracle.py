@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agentfuzz.history import Case, History, Options, Tool, UserMessage
-from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
+from agentfuzz.observation import Exchange, Observation, ObservedCall, Related, Violation
 from agentfuzz.oracles import check, names
 
 WEATHER = Tool(name="get_weather", parameters={"type": "object", "properties": {}})
@@ -47,7 +47,7 @@ def call(name: str = "get_weather", arguments: str = COMPACT, **ids: str) -> Obs
 
 
 def pair(main: Observation, twin: Observation) -> Observation:
-    return dataclasses.replace(main, twin=twin)
+    return dataclasses.replace(main, related=(Related("stream", twin),))
 
 
 def found(obs: Observation, case: Case = GREEDY) -> list[Violation]:

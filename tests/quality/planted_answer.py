@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .planted_request import Call, ParsedRequest, str_or_empty
+from .planted_request import Call, ParsedRequest, prompt_tokens, str_or_empty
 
 __all__ = [
     "CREATED",
@@ -124,7 +124,7 @@ def chat_body(req: ParsedRequest, plan: Plan, ids: Ids) -> dict[str, Any]:
 
 
 def _chat_usage(req: ParsedRequest) -> dict[str, int]:
-    prompt = len(req.entries)
+    prompt = prompt_tokens(req.body)
     return {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": 1 + prompt}
 
 
@@ -219,12 +219,13 @@ def response_body(
 ) -> dict[str, Any]:
     choice: Any = req.choice if req.choice != "named" else {"type": "function", "name": req.named}
     done = status != "in_progress"
+    prompt = prompt_tokens(req.body)
     usage = {
-        "input_tokens": len(req.entries),
+        "input_tokens": prompt,
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "output_tokens": 1,
         "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 1 + len(req.entries),
+        "total_tokens": 1 + prompt,
     }
     temperature = req.body.get("temperature")
     max_tokens = req.body.get("max_output_tokens")

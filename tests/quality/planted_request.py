@@ -6,6 +6,8 @@ would hide itself).
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,7 @@ __all__ = [
     "parse",
     "parse_chat",
     "parse_responses",
+    "prompt_tokens",
     "str_or_empty",
 ]
 
@@ -179,3 +182,36 @@ def parse(api: str, body: dict[str, Any]) -> ParsedRequest:
     return ParsedRequest(
         api, body.get("stream") is True, model, entries, tools, choice, named, body
     )
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _words(value: Any) -> list[str]:
+    """The text a prompt would hold for ``value``: a string, the text of parts, JSON otherwise."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(p, dict) and "text" in p for p in value):
+        return [str_or_empty(p.get("text")) for p in value]
+    return [] if value is None else [json.dumps(value, sort_keys=True)]
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """How many tokens the prompt of ``body`` holds, as a word-and-punctuation tokenizer counts
+    them: every message's role and text (a string and its text parts alike), every call's name
+    and arguments, every tool result, and the tools declared."""
+    raw = body.get("messages", body.get("input"))
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    texts: list[str] = []
+    for item in items:
+        if not isinstance(item, dict):
+            texts += _words(item)
+            continue
+        for key in ("role", "content", "output", "name", "arguments"):
+            texts += _words(item.get(key))
+        for call in item.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                texts += _words(fn.get("name")) + _words(fn.get("arguments"))
+    texts += _words(body.get("instructions")) + _words(body.get("tools") or None)
+    return max(1, sum(len(_TOKEN.findall(text)) for text in texts))

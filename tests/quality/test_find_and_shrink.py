@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 
 from .planted_server import BUGS, planted_server, shows_effect
 
-SEED = 20240601
+SEED = 1
 
 
 def fuzz(url: str, out: Path, api: str, stream: bool, max_examples: int) -> Result:

@@ -22,7 +22,7 @@ from agentfuzz.observation import Observation
 from .planted_ids import OWN_ID
 from .planted_server import planted_server
 
-SEED = 20240601
+SEED = 1
 BUG = "rejects_own_ids"
 
 
@@ -89,7 +89,7 @@ def test_session_mode_finds_the_server_rejecting_its_own_ids(
 ) -> None:
     out = tmp_path / "out"
     with planted_server([BUG]) as url:
-        code = fuzz(url, out, "--mode", "session", "--api", api, stream, "--max-examples", "5")
+        code = fuzz(url, out, "--mode", "session", "--api", api, stream, "--max-examples", "10")
         assert code == 1
         found = bundles(out)
         assert "self_rejection" in found, sorted(found)

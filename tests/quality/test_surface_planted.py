@@ -7,7 +7,8 @@ not JSON crashes the handler), shrunk to one message sent as JSON cut short; ``p
 (a name cut at its quote), shrunk to that tool; ``instructions-500`` (Responses only) and
 ``min-p-500`` (a server extension, once the profile names it), each shrunk to its field alone;
 ``stored-500`` (a ``previous_response_id`` naming one of the server's own answers), reached by
-a session alone and shrunk to two turns, the second chained onto the first. The ``fixed``
+a session alone and reduced to one message chained onto a stored answer; ``two-500s``, two faults
+behind one bare 500, two findings each signed by what it needs. The ``fixed``
 profile answers or refuses every dimension and stays silent."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from click.testing import CliRunner
 
 from agentfuzz.cli import cli
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.replay import replay_bundle
 
 # The Kimi markup and call body the reference model writes: a stop must land inside them.
 MARKUP = (
@@ -68,7 +70,9 @@ def test_a_crash_on_bad_json_is_found_and_its_bundle_sends_the_same_bytes(tmp_pa
     (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
     # The plainest way to break a body, on the smallest history: one user message.
     assert found["case"]["options"]["malformed"] == "truncated"
-    assert found["size"] == 1 and found["signature"] == "error:http_status:500"
+    # A bare 500 is signed by what its reduced repro needs: here the broken body alone.
+    assert found["size"] == 1
+    assert found["signature"] == "error:http_status:500:needs:malformed:truncated"
     sent = found["request"]
     assert isinstance(sent, str) and sent.startswith('{"model": ')
     with pytest.raises(json.JSONDecodeError):
@@ -102,7 +106,7 @@ def test_allowed_tools_ignored_is_found_and_shrunk_to_two_tools_and_one_allowed(
     # the first declared one, which the choice did not allow. (Responses reaches it too, in
     # a few thousand examples: its surface has more ways to be refused first.)
     api = "chat"
-    code, output = _fuzz(tmp_path, "allowed-ignored", api, False, 300, "--seed", "1")
+    code, output = _fuzz(tmp_path, "allowed-ignored", api, False, 300, "--seed", "7")
     assert code == 1, output
     (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "tool_choice"]
     assert found["signature"] == "tool_choice:allowed:other_name" and found["size"] == 1
@@ -124,8 +128,8 @@ def test_a_crash_on_content_parts_is_found_and_shrunk_to_one_part(tmp_path: Path
     code, output = _fuzz(tmp_path, "parts-500", api, False, 300)
     assert code == 1, output
     (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
-    assert found["signature"] == "error:http_status:500" and found["size"] == 1
-    assert found["case"]["options"]["forms"] == ["parts"]
+    assert found["signature"] == "error:http_status:500:needs:message_forms:parts"
+    assert found["size"] == 1 and found["case"]["options"]["forms"] == ["parts"]
     (message,) = found["request"]["messages" if api == "chat" else "input"]
     assert isinstance(message["content"], list) and len(message["content"]) == 1
     coverage = json.loads((tmp_path / "summary.json").read_text())["coverage"]
@@ -151,7 +155,8 @@ def test_a_crash_on_instructions_is_found_on_responses_and_shrunk_to_that_field(
     code, output = _fuzz(tmp_path, "instructions-500", "responses", False, 300)
     assert code == 1, output
     (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
-    assert found["signature"] == "error:http_status:500" and found["size"] == 1
+    assert found["signature"] == "error:http_status:500:needs:instructions"
+    assert found["size"] == 1
     # One message and the field, its plainest value: not even the tools are needed.
     assert set(found["request"]) == {"model", "input", "stream", "instructions"}
     assert found["request"]["instructions"] == "Answer briefly."
@@ -176,6 +181,7 @@ def test_a_crash_on_a_server_extension_is_found_once_the_profile_names_it(
     assert code == 1, output
     (found,) = [f for f in _findings(tmp_path) if f["oracle"] == "error"]
     assert found["size"] == 1 and found["request"]["min_p"] == 0.1
+    assert found["signature"] == "error:http_status:500:needs:sampler_extensions"
     assert set(found["request"]) == {
         "model",
         "messages" if api == "chat" else "input",
@@ -190,20 +196,29 @@ def test_a_crash_on_a_stored_answer_is_reached_by_a_session_chaining_onto_it(
 ) -> None:
     # A synthetic request names only ids no answer ever had: the server refuses them rightly.
     assert _fuzz(tmp_path / "synthetic", "stored-500", "responses", stream, 200)[0] == 0
-    # Seed 1: a path whose session chains onto its own first answer (seeds move as generators do).
+    # Seed 14: a path whose session chains onto its own first answer (seeds move as generators
+    # do; most seeds find a smaller repro: one turn chaining onto another session's answer).
     code, output = _fuzz(
-        tmp_path, "stored-500", "responses", stream, 40, "--mode", "session", "--seed", "1"
+        tmp_path, "stored-500", "responses", stream, 40, "--mode", "session", "--seed", "14"
     )
     assert code == 1, output
     (folder,) = [p.parent for p in tmp_path.glob("error-*/repro.json")]
     request = json.loads((folder / "repro.json").read_text())["request"]
     turns = json.loads((folder / "session.json").read_text())["turns"]
-    # Two turns: an answer, then only what is new since it, naming it.
-    assert len(turns) == 2 and turns[-1]["request"] == request
-    first = turns[0]["response"]
-    said = first.get("body") or "".join(e["data"] for e in first.get("events") or [])
+    # The session chained a turn onto an answer it had got, and failed there.
+    *before, failed = turns
+    assert failed["request"]["previous_response_id"] == request["previous_response_id"]
+    said = "".join(
+        t["response"].get("body") or "".join(e["data"] for e in t["response"].get("events") or [])
+        for t in before
+    )
     assert request["previous_response_id"] in said
-    assert [i["type"] for i in request["input"]] == ["function_call_output"]
+    # Reduced to what the fault needs: one message, chained onto that stored answer.
+    assert set(request) == {"model", "input", "stream", "previous_response_id"}
+    assert len(request["input"]) == 1
+    assert json.loads((folder / "repro.json").read_text())["signature"].endswith(
+        ":needs:previous_response_id"
+    )
 
 
 def test_the_stored_answer_server_refuses_an_id_it_never_gave_whatever_its_shape() -> None:
@@ -212,3 +227,25 @@ def test_the_stored_answer_server_refuses_an_id_it_never_gave_whatever_its_shape
             body = {"model": "m", "input": "hi", "previous_response_id": named}
             answer = httpx.post(f"{url}/responses", json=body, timeout=10)
             assert answer.status_code == 400, (named, answer.text)
+
+
+def test_two_faults_behind_one_bare_500_are_two_findings_each_signed_by_its_needs(
+    tmp_path: Path,
+) -> None:
+    # two-500s answers a bare 500 both to content given as parts and to instructions: one
+    # symptom, two faults. Each is reduced to what it needs, and each bundle replays offline
+    # with its own signature.
+    code, output = _fuzz(tmp_path, "two-500s", "responses", False, 300)
+    assert code == 1, output
+    found = {f["signature"]: f for f in _findings(tmp_path) if f["oracle"] == "error"}
+    assert set(found) == {
+        "error:http_status:500:needs:message_forms:parts",
+        "error:http_status:500:needs:instructions",
+    }, sorted(found)
+    parts = found["error:http_status:500:needs:message_forms:parts"]["request"]
+    assert "instructions" not in parts and isinstance(parts["input"][0]["content"], list)
+    told = found["error:http_status:500:needs:instructions"]["request"]
+    assert told["instructions"] and all(isinstance(m["content"], str) for m in told["input"])
+    for folder in (p.parent for p in tmp_path.glob("error-*/repro.json")):
+        signature = json.loads((folder / "repro.json").read_text())["signature"]
+        assert signature in {v.signature for v in replay_bundle(folder)}

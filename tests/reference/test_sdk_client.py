@@ -16,6 +16,9 @@ from .wire import CHAT_TOOLS, RESPONSES_TOOLS, SCHEMAS, WEATHER, assert_clean, s
 
 # exo-kimi-k2 answers clean first turns too; it only breaks on sanitised history ids.
 WIRE_SAFE = sorted(PROFILES)
+# Planted misreadings under which the model never sees a tool it may call (asked without a
+# tool_choice): those profiles answer in text, which is their fault, not the wire's.
+NO_CALLS = ("tools_unrendered", "omitted_choice_none")
 MODES = [("chat", False), ("chat", True), ("responses", False), ("responses", True)]
 ASK = "What is the weather in Paris? Use get_weather."
 
@@ -72,6 +75,12 @@ def test_openai_sdk_all_four_modes(
     request.addfinalizer(client.close)  # its pooled sockets go with it, not to the collector
     assert client.models.list().data[0].id
 
+    text = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert text.choices[0].message.content
+    assert client.responses.create(model="m", input="hi").output_text
+    if PROFILES[profile].relation_fault in NO_CALLS:
+        return
+
     done = client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": ASK}], tools=CHAT_TOOLS
     )  # type: ignore[arg-type]
@@ -97,10 +106,6 @@ def test_openai_sdk_all_four_modes(
     assert events[-1].type == "response.completed"
     if PROFILES[profile].frame_fault != "sequence":  # the planted gaps pass the SDK unseen
         assert [e.sequence_number for e in events] == list(range(len(events)))
-
-    text = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-    assert text.choices[0].message.content
-    assert client.responses.create(model="m", input="hi").output_text
 
 
 CLEAN = ["fixed", "vllm-kimi-k2-fixed", "exo-kimi-k2-fixed", "vllm-gpt-oss-fixed", "no-tools-leak"]

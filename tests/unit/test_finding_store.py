@@ -83,3 +83,54 @@ def test_a_smaller_session_case_brings_its_own_session(tmp_path: Path) -> None:
     store.offer(V, small, _obs(small), _session(small))
     (finding,) = store.by_key.values()
     assert finding.case == small and len(finding.transcript) == 1
+
+
+FIVE = Violation("error", "500", "", "error:http_status:500")
+
+
+def _fields(**fields: Any) -> Case:
+    case = _case("hi")
+    return case.model_copy(update={"options": case.options.model_copy(update={"fields": fields})})
+
+
+def test_a_bare_500_is_split_by_what_each_reduced_repro_needs(tmp_path: Path) -> None:
+    store = FindingStore(tmp_path)
+    with_stop, with_n = _fields(stop=["x"], user="u"), _fields(n=2, user="u")
+    for case in (with_stop, with_n, _fields(stop=["x"], n=2)):
+        store.offer(FIVE, case, _obs(case))
+    # The best example was reduced to a stop list: signed by it, its bundle moved.
+    store.offer(FIVE, _fields(stop=["x"]), _obs(_fields(stop=["x"])))
+    first = store.split(FIVE.key)
+    assert first.violation.signature == "error:http_status:500:needs:stop"
+    assert [p.parent.name for p in tmp_path.glob("*/repro.json")] == [first.bundle.name]
+    # Only the example without a stop list is another fault's candidate; reduced to n alone.
+    alternate = store.next_alternate(FIVE.key)
+    assert alternate is not None and alternate.case == with_n
+    store.offer(FIVE, _fields(n=2), _obs(_fields(n=2)))  # what its reduction offers
+    second = store.settle_alternate(FIVE.key)
+    assert second is not None and second.violation.signature.endswith(":needs:n")
+    assert store.next_alternate(FIVE.key) is None
+    assert {k[1] for k in store.by_key} == {
+        "error:http_status:500:needs:stop",
+        "error:http_status:500:needs:n",
+    }
+    # From now on the symptom goes to the finding whose needs a request has.
+    store.offer(FIVE, _fields(n=3, user="v"), _obs(_fields(n=3, user="v")))
+    assert store.by_key[("error", "error:http_status:500:needs:n")].case == _fields(n=2)
+
+
+def test_an_alternate_reduced_to_less_than_a_finding_needs_takes_its_place(
+    tmp_path: Path,
+) -> None:
+    store = FindingStore(tmp_path)
+    stop_user = _fields(stop=["x"], user="u")
+    store.offer(FIVE, stop_user, _obs(stop_user))
+    store.offer(FIVE, _fields(stop=["x"], n=2), _obs(_fields(stop=["x"], n=2)))
+    store.split(FIVE.key)  # reduced no further than stop and user
+    assert store.next_alternate(FIVE.key) is not None
+    store.offer(FIVE, _fields(stop=["x"]), _obs(_fields(stop=["x"])))
+    settled = store.settle_alternate(FIVE.key)
+    # The same fault, reduced further: one finding, needing the stop list alone.
+    assert settled is not None
+    assert [k[1] for k in store.by_key] == ["error:http_status:500:needs:stop"]
+    assert len(list(tmp_path.glob("*/repro.json"))) == 1

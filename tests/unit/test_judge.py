@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agentfuzz.dialects import assemble
-from agentfuzz.history import Case, History, UserMessage
+from agentfuzz.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.judge import Judge, Verdict, any_of, same_failure
 from agentfuzz.observation import Exchange, Observation
 
@@ -80,3 +80,69 @@ def test_under_differential_the_group_is_the_case_and_its_stream_flipped_twin() 
     obs = Judge(send, differential=True).observe(CASE)
     assert [c.stream for c in send.sent] == [CASE.stream, not CASE.stream]
     assert obs.text == "ok" and obs.twin is not None and obs.twin.text == ""
+
+
+def _sized(prompt: int, text: str = "ok") -> dict[str, object]:
+    usage = {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}
+    return _answer(text) | {"usage": usage}
+
+
+PAIRED = CASE.model_copy(update={"relation": "system"})
+
+
+def test_a_related_request_goes_right_after_its_case_and_rides_on_its_answer() -> None:
+    send = Script(_sized(10), _sized(10))
+    verdict = Judge(send).verdict(PAIRED)
+    first, second = send.sent
+    assert first == PAIRED and second.relation is None
+    assert second.history.items[0].kind == "system"
+    assert [r.relation for r in verdict.observation.related] == ["system"]
+    assert [v.signature for v in verdict.faults] == ["relation:system"]
+
+
+def test_no_partner_is_sent_for_an_oracle_not_chosen() -> None:
+    send = Script(_sized(10))
+    obs = Judge(send, only=["empty_turn"]).observe(PAIRED)
+    assert len(send.sent) == 1 and obs.related == ()
+    send = Script(TEXT)
+    Judge(send, skip=["stream_divergence"], differential=True).observe(CASE)
+    assert len(send.sent) == 1
+
+
+WEATHER_CALL = {"name": "get_weather", "arguments": "{}"}
+GREEDY = Case(
+    history=CASE.history.model_copy(update={"tools": (Tool(name="get_weather"),)}),
+    options=Options(temperature=0.0),
+    relation="choice_auto",
+)
+CALL = _answer("") | {
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": WEATHER_CALL}],
+            },
+            "finish_reason": "tool_calls",
+        }
+    ]
+}
+
+
+def test_a_greedy_disagreement_that_repeats_itself_is_kept() -> None:
+    send = Script(CALL, TEXT)
+    verdict = Judge(send, only=["relation"]).verdict(GREEDY)
+    assert [v.signature for v in verdict.faults] == ["relation:choice_auto"]
+    # Sent twice over: the pair, then the pair again to see each side repeat itself.
+    assert len(send.sent) == 4
+
+
+def test_a_greedy_disagreement_that_does_not_repeat_is_no_finding() -> None:
+    # The case answers with a call, then (sent again) with text: the server is not steady.
+    verdict = Judge(Script(CALL, TEXT, TEXT, TEXT), only=["relation"]).verdict(GREEDY)
+    assert verdict.faults == ()
+    # A prompt relation's figures need no second look.
+    send = Script(_sized(10), _sized(10))
+    Judge(send).verdict(PAIRED)
+    assert len(send.sent) == 2

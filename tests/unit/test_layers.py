@@ -17,6 +17,7 @@ LAYERS = {
     "plan": 1,
     "ids": 2,
     "surface": 2,
+    "relations": 2,
     "profiles": 2,
     "policies": 2,
     "strategies": 3,
@@ -201,3 +202,24 @@ def test_the_pure_loops_do_no_io() -> None:
 
 
 _STATEFUL = {"transport", "target", "replay", "repro", "findings", "_files", "engine"}
+
+
+def test_only_the_judge_sends_a_relations_partner() -> None:
+    """A relation is defined next to the oracles, pure (``relations``, ``oracles/_relation``);
+    its partner is derived and sent by the judge alone, and only prepared elsewhere."""
+    users: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "agentfuzz.relations":
+                part = str(path.relative_to(PACKAGE))
+                users.setdefault(part, set()).update(a.name for a in node.names)
+    senders = {part for part, names in users.items() if "partner" in names}
+    assert senders == {"judge.py"}
+    assert set(users) <= {
+        "judge.py",
+        "profiles.py",
+        "session.py",
+        "strategies/_relations.py",
+        "oracles/_relation.py",
+    }
+    assert _imports(PACKAGE / "relations.py") <= {"history", "surface"}

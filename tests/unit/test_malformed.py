@@ -93,7 +93,10 @@ def test_reduce_keeps_the_break_only_when_the_failure_needs_it() -> None:
     case = _case("deep_nesting").model_copy(
         update={"options": Options(malformed="deep_nesting", seed=3, fields={"user": "u"})}
     )
-    needs = reduce_case(case, lambda c: c.options.malformed is not None, budget=100)
+    needs = reduce_case(case, lambda c: c.options.malformed == "deep_nesting", budget=100)
     assert needs.options == Options(malformed="deep_nesting")
+    # A failure any broken body shows is kept with the plainest break: JSON cut short.
+    any_break = reduce_case(case, lambda c: c.options.malformed is not None, budget=100)
+    assert any_break.options == Options(malformed="truncated")
     spare = reduce_case(case, lambda c: c.options.fields.get("user") == "u", budget=100)
     assert spare.options.malformed is None

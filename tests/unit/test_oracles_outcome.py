@@ -163,3 +163,34 @@ def test_a_plain_text_page_for_a_bad_request_is_still_an_error() -> None:
     exchange = dataclasses.replace(OK, stream=False, status=400, body="Bad Request")
     obs = Observation(exchange=exchange, errors=(("non_json", "body (400): Bad Request"),))
     assert [s for s, _, _ in _run("error", obs)] == ["error:non_json"]
+
+
+def test_a_symptom_alone_is_signed_by_what_the_repro_needs() -> None:
+    from agentfuzz.history import AssistantMessage, Options, ToolCall, ToolResult
+    from agentfuzz.observation import Violation
+    from agentfuzz.oracles import by_needs, by_symptom
+
+    assert by_symptom("error:http_status:500") and by_symptom("error:transport")
+    assert not by_symptom("error:http_status:500:1a2b3c") and not by_symptom("error:non_json")
+    bare = Violation("error", "500", signature="error:http_status:500")
+    assert by_needs(bare, CASE.model_copy(update={"history": History()})).signature == (
+        "error:http_status:500:needs:plain"
+    )
+    call = ToolCall(id="functions.bash:0", name="bash", arguments="{}")
+    items = (
+        UserMessage(text="ls"),
+        AssistantMessage(tool_calls=(call,)),
+        ToolResult(call_id="functions.bash:0", output="x"),
+        ToolResult(call_id="c", output=""),
+    )
+    case = Case(
+        history=History(tools=CASE.history.tools, items=items),
+        options=Options(fields={"stop": ["\n"]}),
+    )
+    assert by_needs(bare, case).signature == (
+        "error:http_status:500:needs:stop+tools+history:calls+history:orphan_result"
+        "+history:results+ids:kimi_native"
+    )
+    # A signature that names its cause stays as it is.
+    named = Violation("error", "500", signature="error:http_status:500:1a2b3c")
+    assert by_needs(named, case) is named

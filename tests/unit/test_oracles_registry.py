@@ -202,6 +202,7 @@ def test_names_is_the_public_contract() -> None:
         "self_rejection",
         "id_roundtrip",
         "proxy_fidelity",
+        "relation",
         "stream_divergence",
     ]
 

@@ -63,9 +63,9 @@ def found(oracle: str, case: Case, obs: Observation) -> list[Violation]:
 
 def test_both_oracles_are_registered_after_the_single_turn_ones() -> None:
     # After them come the oracles that judge more than the turn: proxy_fidelity the backend's
-    # side, stream_divergence the turn's twin.
-    tail = ["self_rejection", "id_roundtrip", "proxy_fidelity", "stream_divergence"]
-    assert names()[-4:] == tail
+    # side, relation and stream_divergence the answers to requests related to it.
+    tail = ["self_rejection", "id_roundtrip", "proxy_fidelity", "relation", "stream_divergence"]
+    assert names()[-5:] == tail
 
 
 # --- self_rejection -------------------------------------------------------------------------

@@ -178,3 +178,41 @@ def test_the_budget_returns_the_smallest_failing_case_seen() -> None:
     case = _long_session(10)
     small = reduce_case(case, lambda c: True, budget=3)
     assert case_size(small) < case_size(case)
+
+
+def _one(options: Options, api: str = "chat", *items: Item) -> Case:
+    history = History(tools=(Tool(name="f"),), items=items or (UserMessage(text="hi"),))
+    return Case(api=api, history=history, options=options)
+
+
+def test_a_broken_body_is_reduced_to_the_plainest_break_that_still_fails() -> None:
+    # Any broken body fails: the plainest break is JSON cut short.
+    reduced = reduce_case(
+        _one(Options(malformed="deep_nesting")), lambda c: c.options.malformed is not None
+    )
+    assert reduced.options.malformed == "truncated"
+
+
+def test_each_knob_goes_alone_when_the_fault_needs_a_form_beside_it() -> None:
+    # Resetting every knob at once drops the form too; each knob alone keeps it.
+    options = Options(tool_choice="auto", max_tokens=5, seed=1, temperature=0.5, forms=("parts",))
+    reduced = reduce_case(_one(options), lambda c: "parts" in c.options.forms)
+    assert reduced.options == Options(forms=("parts",))
+
+
+def test_a_form_is_swapped_for_a_plainer_one_when_that_still_fails() -> None:
+    # Content as a list fails, whichever part makes it one: text parts are the plainer form.
+    def fails(case: Case) -> bool:
+        return bool({"parts", "image_part"} & set(case.options.forms))
+
+    reduced = reduce_case(_one(Options(forms=("image_part",)), "responses"), fails)
+    assert reduced.options.forms == ("parts",)
+
+
+def test_a_request_chained_onto_a_stored_answer_may_open_with_a_result() -> None:
+    chained = Options(fields={"previous_response_id": "resp_1"})
+    items = (ToolResult(call_id="c", output="x"), UserMessage(text="and?"))
+    reduced = reduce_case(
+        _one(chained, "responses", *items), lambda c: "previous_response_id" in c.options.fields
+    )
+    assert len(reduced.history.items) == 1 and reduced.options == chained

@@ -1,0 +1,59 @@
+"""Which related request a case is sent with: one relation (``agentfuzz.relations``), or none.
+
+Two choices at the end of a case: whether it has a partner at all, then which of the profile's
+relations that can apply to it; ``special_token`` takes a third, the token it puts in the last
+user message when the text holds none. The relation's own preparation (temperature 0 for a
+greedy one, the usage chunk on a chat stream) is applied to the case, so what is sent is what
+the relation judges.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from agentfuzz.history import Case
+from agentfuzz.profiles import Profile
+from agentfuzz.relations import RELATIONS, SPECIAL_TOKENS, prepared
+
+__all__ = ["allowed", "with_relation"]
+
+_TOKENS = st.integers(0, len(SPECIAL_TOKENS) - 1)
+
+
+@lru_cache(maxsize=256)
+def _names(names: tuple[str, ...]) -> SearchStrategy[str]:
+    return st.sampled_from(names)
+
+
+def allowed(profile: Profile, api: str, stream: bool) -> tuple[str, ...]:
+    """The profile's relations whose preparation stays within what the profile sends: a greedy
+    one only where temperature 0 is among its temperatures (or its default), a prompt one on a
+    chat stream only where it sends ``stream_options``, ``special_token`` only with
+    ``markup_texts``."""
+    greedy_ok = 0.0 in profile.temperatures or profile.knob_defaults.temperature == 0
+    usage_ok = api != "chat" or not stream or "stream_options" in profile.surface
+    kept = []
+    for name in profile.relations:
+        kind = RELATIONS[name].kind
+        if (kind == "greedy" and not greedy_ok) or (kind == "prompt" and not usage_ok):
+            continue
+        if name == "special_token" and not profile.markup_texts:
+            continue
+        kept.append(name)
+    return tuple(kept)
+
+
+def with_relation(draw: st.DrawFn, relations: tuple[str, ...], case: Case) -> Case:
+    """``case``, half the time with a relation of ``relations`` that fits it, prepared.
+
+    Shrinks toward no relation, then toward the first of the profile's that fits.
+    """
+    fitting = tuple(name for name in relations if prepared(name, case) is not None)
+    if not fitting or not draw(st.booleans()):
+        return case
+    name = draw(_names(fitting))
+    pick = draw(_TOKENS) if name == "special_token" else 0
+    return prepared(name, case, pick) or case

@@ -1,0 +1,136 @@
+"""The ``relation`` oracle against the reference server's planted misreadings: each caught and
+shrunk to its known minimum, as a pair whose bundle sends both requests; ``fixed`` silent with
+every relation on, in every mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agentfuzz.cli import cli
+from agentfuzz.relations import RELATIONS
+
+
+def _profile(tmp_path: Path, *relations: str) -> Path:
+    path = tmp_path / "pairs.toml"
+    path.write_text(f"name = 'pairs'\nrelations = {json.dumps(list(relations))}\n")
+    return path
+
+
+def _fuzz(out: Path, serve: str, profile: Path, *args: str) -> list[dict[str, Any]]:
+    command = ["fuzz", "--serve", serve, "--profile", str(profile), "--seed", "3"]
+    command += ["--out", str(out), "--quiet", "--oracles", "relation", *args]
+    result = CliRunner().invoke(cli, command, terminal_width=200)
+    assert "Traceback" not in result.output, result.output
+    assert result.exit_code == (0 if serve == "fixed" else 1), result.output
+    return [json.loads(p.read_text()) for p in sorted(out.glob("*/repro.json"))]
+
+
+def _items(request: dict[str, Any]) -> int:
+    items = request.get("messages", request.get("input"))
+    return 1 if isinstance(items, str) else len(items)
+
+
+# (profile, relation, api, items, tools): the known minimum of each planted fault.
+PLANTED = [
+    ("tools-unrendered", "tools", "chat", 1, 1),
+    ("system-dropped", "system", "responses", 1, 0),
+    ("results-cut", "tool_result", "chat", 3, 1),
+    ("parts-as-json", "text_part", "chat", 1, 0),
+    ("special-tokens-read", "special_token", "responses", 1, 0),
+    ("omitted-choice-none", "choice_auto", "chat", 1, 1),
+    ("required-one-call", "required_calls", "chat", 1, 2),
+]
+
+
+@pytest.mark.parametrize(("serve", "relation", "api", "items", "tools"), PLANTED)
+def test_a_planted_misreading_is_found_and_shrunk_as_a_pair(
+    tmp_path: Path, serve: str, relation: str, api: str, items: int, tools: int
+) -> None:
+    profile = _profile(tmp_path, relation)
+    found = _fuzz(
+        tmp_path / "out", serve, profile, "--api", api, "--no-stream", "--max-examples", "100"
+    )
+    (hit,) = found
+    assert hit["signature"] == f"relation:{relation}" and hit["reproduced"] == "10/10"
+    request = hit["request"]
+    assert (_items(request), len(request.get("tools") or [])) == (items, tools), request
+    # The bundle holds the pair: the partner the relation derives, sent right after.
+    (related,) = hit["related"]
+    assert related["relation"] == relation and related["request"] != request
+    assert hit["case"]["relation"] == relation
+
+
+def test_a_pair_bundle_replays_both_offline_and_its_script_sends_both(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (hit,) = _fuzz(
+        out, "system-dropped", _profile(tmp_path, "system"), "--api", "chat", "--no-stream",
+        "--max-examples", "60",
+    )  # fmt: skip
+    (bundle,) = (p.parent for p in out.glob("*/repro.json"))
+    script = (bundle / "repro.sh").read_text()
+    assert script.count("curl -sS") == 2 and "related to it (system)" in script
+    report = (bundle / "REPORT.md").read_text()
+    assert "the related request (relation `system`)" in report
+    offline = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_repro.py"],
+        cwd=bundle,
+        env={**os.environ, "AGENTFUZZ_BASE_URL": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert offline.returncode == 0, offline.stdout
+    assert hit["related"][0]["request"]["messages"][0]["role"] == "system"
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_fixed_profile_keeps_every_relation(tmp_path: Path, api: str, stream: bool) -> None:
+    profile = _profile(tmp_path, *RELATIONS)
+    mode = ["--api", api, "--stream" if stream else "--no-stream", "--max-examples", "150"]
+    assert _fuzz(tmp_path / "out", "fixed", profile, *mode) == []
+
+
+def test_a_session_pairs_its_turns_and_finds_a_planted_misreading(tmp_path: Path) -> None:
+    found = _fuzz(
+        tmp_path / "out", "system-dropped", _profile(tmp_path, "system"), "--mode", "session",
+        "--api", "chat", "--no-stream", "--max-examples", "40",
+    )  # fmt: skip
+    assert {f["signature"] for f in found} == {"relation:system"}
+    assert all(f["related"] for f in found)
+
+
+def test_pairs_run_with_several_workers(tmp_path: Path) -> None:
+    found = _fuzz(
+        tmp_path / "out", "parts-as-json", _profile(tmp_path, "text_part"), "--workers", "2",
+        "--api", "chat", "--no-stream", "--max-examples", "60",
+    )  # fmt: skip
+    assert [f["signature"] for f in found] == ["relation:text_part"]
+    assert _items(found[0]["request"]) == 1
+
+
+def test_reduce_takes_a_pair_from_its_bundle_and_keeps_it_a_pair(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _fuzz(
+        out, "system-dropped", _profile(tmp_path, "system"), "--api", "chat", "--no-stream",
+        "--max-examples", "60",
+    )  # fmt: skip
+    (given,) = out.glob("*/repro.json")
+    again = tmp_path / "again"
+    result = CliRunner().invoke(
+        cli,
+        ["reduce", str(given), "--serve", "system-dropped", "--out", str(again)],
+        terminal_width=200,
+    )
+    assert result.exit_code == 1, result.output
+    (reduced,) = (json.loads(p.read_text()) for p in again.glob("*/repro.json"))
+    assert reduced["signature"] == "relation:system"
+    assert [r["relation"] for r in reduced["related"]] == ["system"]
