@@ -349,4 +349,20 @@ def campaign_main(
         print(f"{label}: {exc}", file=sys.stderr)
         return 1
     report(label, args.out)
+    if code == 1 and not _found(args.out, started):
+        # A Python traceback exits 1 too: only a summary written by this run says findings.
+        print(f"{label}: agentfuzz exited 1 without writing a summary: it broke", file=sys.stderr)
+        return code
     return 0 if code == 1 and args.findings_ok else code
+
+
+def _found(out: Path, since: float) -> bool:
+    """Whether ``out/summary.json`` was written after ``since`` (time.monotonic) and lists a
+    finding."""
+    summary = out / "summary.json"
+    if not summary.is_file():
+        return False
+    age = time.time() - summary.stat().st_mtime
+    if age > time.monotonic() - since + 2:  # 2 s for a coarse file-system clock
+        return False
+    return bool(json.loads(summary.read_text()).get("findings"))

@@ -51,3 +51,25 @@ def test_serving_an_unbuilt_cache_is_one_line(target: str, tmp_path: Path) -> No
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()
     assert "is not built" in line and f"live/{target}/build.py" in line
+
+
+def test_a_campaign_counts_exit_1_as_findings_only_with_this_runs_summary(tmp_path: Path) -> None:
+    # A traceback exits 1 as findings do: --findings-ok must not turn a crash into a pass.
+    import importlib.util
+    import json
+    import time
+
+    spec = importlib.util.spec_from_file_location("live_kit", LIVE / "_kit.py")
+    assert spec is not None and spec.loader is not None
+    kit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kit)
+    started = time.monotonic()
+    assert not kit._found(tmp_path, started)  # no summary at all
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"findings": [{"oracle": "error"}]}))
+    assert kit._found(tmp_path, started)
+    old = time.time() - 3600  # a summary an earlier run left there
+    os.utime(summary, (old, old))
+    assert not kit._found(tmp_path, started)
+    summary.write_text(json.dumps({"findings": []}))
+    assert not kit._found(tmp_path, started)
