@@ -76,6 +76,7 @@ class _Run:
             config.differential,
             config.profile.quiet_signatures,
             seen=self._seen,
+            markup=config.profile.markup,
         )
 
     def execute(self) -> Exception | None:

@@ -92,10 +92,12 @@ class Judge:
         differential: bool = False,
         model_signatures: tuple[str, ...] = (),
         seen: Callable[[Verdict], None] = lambda _: None,
+        markup: Collection[str] = (),
     ) -> None:
         self.send, self.only, self.skip = send, only, skip
         self.differential = differential
         self.model_signatures = model_signatures
+        self.markup = frozenset(markup)
         self.seen = seen
         # The last verdict in which the judged failure fired: the evidence a bundle is made of.
         self.fired: Verdict | None = None
@@ -153,7 +155,19 @@ class Judge:
     def faults(self, found: Sequence[Violation]) -> tuple[Violation, ...]:
         """``found`` without what the profile says this target's model produces on its own."""
         prefixes = self.model_signatures
-        return tuple(v for v in found if not (prefixes and v.signature.startswith(prefixes)))
+        return tuple(
+            v
+            for v in found
+            if not (prefixes and v.signature.startswith(prefixes)) and not self._plain_text(v)
+        )
+
+    def _plain_text(self, v: Violation) -> bool:
+        """A leaked_markup finding signed by a spelling this target cannot leak (``markup``):
+        plain text to its tokenizer, written by the model. Judged by the signature's token, the
+        first in the text: a real one after a model-written one in the same text is missed."""
+        if not self.markup or v.oracle != "leaked_markup":
+            return False
+        return v.signature.split(":", 1)[1].removesuffix(":truncated") not in self.markup
 
     def verdict(self, case: Case) -> Verdict:
         """Send ``case`` once and judge the answer; ``seen`` hears of it before it is returned."""

@@ -104,6 +104,11 @@ class Profile(BaseModel):
     # Signature prefixes this target's model produces on its own (e.g. "bad_arguments:schema"
     # where nothing constrains the arguments): judged and recorded, never reported as findings.
     model_signatures: tuple[str, ...] = ()
+    # The markup this target can leak: its tokenizer's special tokens and its tool parser's
+    # tags. Given, a leaked_markup finding signed by any other spelling (another family's
+    # tokens are plain text to this tokenizer, so the model wrote them) is judged and recorded,
+    # never reported. Empty: every family counts (a target you do not know).
+    markup: tuple[str, ...] = ()
     # The knobs this target claims to honour (agentfuzz.surface.KNOBS): the knob oracle's
     # findings on the others are judged and recorded, never reported as findings.
     knobs: tuple[str, ...] = KNOBS

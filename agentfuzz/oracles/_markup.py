@@ -7,8 +7,11 @@ the call then never reaches the client.
 
 Hermes-style tags are plain text, not special tokens, so a model can write them in prose
 like any other words. For them only what a server's parser should have taken counts: a
-``<tool_call>`` that opens a JSON payload, and a ``</tool_call>`` that closes one or that
-stands alone (the rest of a call the parser cut out). ``<tool_response>`` never counts: it
+``<tool_call>`` that opens a JSON payload, and a ``</tool_call>`` that closes one. A
+``</tool_call>`` with no opener counts when it closes a call payload (a JSON object with
+``"arguments"``) or when the answer carries a call (the rest of one the parser cut out);
+after prose or a tool's declaration copied as JSON, in an answer with no call, it is a word the
+model wrote (seen on vLLM with SmolLM2: no parser acted). ``<tool_response>`` never counts: it
 wraps results in the prompt, and one in the answer is the model imitating its template. Nor does
 any Hermes tag when the request declared no tools: no parser was to take a call out, and the
 model is copying the calls it sees in the history (seed 004's special tokens still count).
@@ -64,15 +67,18 @@ def _token_name(token: str) -> str:
 
 _PAYLOAD_START = re.compile(r"\s*\{")
 _PAYLOAD_END = re.compile(r"\}\s*$")
+# A call payload's arguments key, before the closing tag that ends it.
+_CALL_PAYLOAD = re.compile(r'\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"arguments"\s*:')
 
 
 _HERMES = frozenset({"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"})
 
 
-def _counts(match: re.Match[str], text: str, parsed: bool) -> bool:
+def _counts(match: re.Match[str], text: str, parsed: bool, called: bool) -> bool:
     """Whether a match is markup a server let through, not a word a model wrote (Hermes tags).
 
-    ``parsed``: the request declared tools, so the server's tool parser was to read the answer.
+    ``parsed``: the request declared tools, so the server's tool parser was to read the answer;
+    ``called``: the answer carries a call, so a parser took one out.
     """
     token = match.group()
     if token in _HERMES and not parsed:
@@ -83,17 +89,26 @@ def _counts(match: re.Match[str], text: str, parsed: bool) -> bool:
         return _PAYLOAD_START.match(text, match.end()) is not None
     if token == "</tool_call>":
         before = text[: match.start()]
-        return "<tool_call>" not in before or _PAYLOAD_END.search(before) is not None
+        if "<tool_call>" in before:
+            return _PAYLOAD_END.search(before) is not None
+        return called or (
+            _PAYLOAD_END.search(before) is not None and _CALL_PAYLOAD.search(before) is not None
+        )
     return True
 
 
 def find_markup(
-    text: str, parsed: bool = True, sent: frozenset[str] = frozenset()
+    text: str, parsed: bool = True, sent: frozenset[str] = frozenset(), called: bool = True
 ) -> list[re.Match[str]]:
     """Every special-token match in ``text`` that counts as leaked, in order of position;
     ``parsed`` False: no tools were declared, so no parser was to take a Hermes call out;
-    ``sent``: tokens the request itself carried, which never count."""
-    return [m for m in MARKUP.finditer(text) if m.group() not in sent and _counts(m, text, parsed)]
+    ``sent``: tokens the request itself carried, which never count; ``called`` False: the
+    answer carries no call, so no parser left the close of one behind."""
+    return [
+        m
+        for m in MARKUP.finditer(text)
+        if m.group() not in sent and _counts(m, text, parsed, called)
+    ]
 
 
 def sent_tokens(case: Case) -> frozenset[str]:
@@ -107,9 +122,9 @@ def sent_tokens(case: Case) -> frozenset[str]:
 
 
 def _violation(
-    where: str, text: str, suffix: str, parsed: bool, sent: frozenset[str]
+    where: str, text: str, suffix: str, parsed: bool, sent: frozenset[str], called: bool
 ) -> Violation | None:
-    matches = find_markup(text, parsed, sent)
+    matches = find_markup(text, parsed, sent, called)
     if not matches:
         return None
     first = matches[0]
@@ -144,6 +159,6 @@ def leaked_markup(case: Case, obs: Observation) -> Iterator[Violation]:
     parsed = bool(declared_tools(case))
     sent = sent_tokens(case)
     for where, text in places:
-        found = _violation(where, text, suffix, parsed, sent)
+        found = _violation(where, text, suffix, parsed, sent, bool(obs.tool_calls))
         if found is not None:
             yield found

@@ -60,6 +60,17 @@ def test_the_models_own_signatures_are_not_faults() -> None:
     assert verdict.violations and verdict.faults == ()
 
 
+def test_markup_the_target_cannot_leak_is_the_models_text() -> None:
+    # SmolLM2 on vLLM: another family's token is plain text to its tokenizer; its own is not.
+    smollm2 = ("<|im_end|>", "<tool_call>", "</tool_call>")
+    for text, fault in [("ok <|tool_response_end|>", False), ("ok <|im_end|>", True)]:
+        verdict = Judge(Script(_answer(text)), markup=smollm2).verdict(CASE)
+        assert [v.oracle for v in verdict.violations] == ["leaked_markup"]
+        assert bool(verdict.faults) is fault
+        anywhere = Judge(Script(_answer(text))).verdict(CASE)  # no markup listed: all count
+        assert anywhere.faults == anywhere.violations
+
+
 def test_still_fails_stops_at_the_first_failure_and_keeps_its_evidence() -> None:
     send = Script(TEXT, TEXT, EMPTY, TEXT)
     judge = Judge(send)

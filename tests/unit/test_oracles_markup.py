@@ -135,8 +135,27 @@ def test_hermes_tags_a_model_wrote_as_words_do_not_count(text: str) -> None:
     ids=["open-payload", "close-payload", "leftover-close", "after-prose"],
 )
 def test_hermes_tags_around_a_call_payload_count(text: str, token: str) -> None:
-    (found,) = _leaks(Observation(exchange=OK, text=text))
+    call = ObservedCall(index=0, id="a", name="f", arguments="{}")
+    (found,) = _leaks(Observation(exchange=OK, text=text, tool_calls=[call]))
     assert found.signature == f"leaked_markup:{token}"
+
+
+@pytest.mark.parametrize(
+    ("text", "leaked"),
+    [
+        ('{"name": "f", "arguments": {}}\n</tool_call>', True),
+        ("Done.\n</tool_call>", False),
+        ('f:\n{"name": "f", "description": "Call f.", "parameters": {}}\n</tool_call>', False),
+    ],
+    ids=["call-payload", "after-prose", "after-declaration"],
+)
+def test_a_close_tag_without_a_call_counts_only_after_a_call_payload(
+    text: str, leaked: bool
+) -> None:
+    # No call in the answer: no parser took one out, so only a whole call left unopened counts
+    # (the vLLM campaign saw SmolLM2 copy a tool's declaration and close it with the tag).
+    found = _leaks(Observation(exchange=OK, text=text))
+    assert [v.signature for v in found] == (["leaked_markup:</tool_call>"] if leaked else [])
 
 
 @pytest.mark.parametrize(
