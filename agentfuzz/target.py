@@ -170,7 +170,9 @@ class Target:
         if exchange.slow:
             self.timeouts[mode] = self.timeouts.get(mode, 0) + 1
         answered = _answer_class(exchange)
-        for dimension in used(case):
+        # A paired request counts under its relation too: how many pairs each relation judged.
+        paired = () if case.relation is None else (f"relation:{case.relation}",)
+        for dimension in (*used(case), *paired):
             row = self.coverage.setdefault(dimension, Coverage())
             row.requests += 1
             setattr(row, answered, getattr(row, answered) + 1)

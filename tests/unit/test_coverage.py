@@ -51,6 +51,18 @@ def test_the_target_counts_each_dimension_by_how_it_was_answered() -> None:
     assert rows["n"] == Coverage(requests=2, refused=2) and rows["n"].always_refused
     assert rows["user"] == Coverage(requests=2, ok=1, refused=1)
     assert rows["stop"] == Coverage(requests=1, error=1) and not rows["stop"].always_refused
+    assert not any(name.startswith("relation:") for name in rows)
+
+
+def test_a_paired_request_counts_under_its_relation_too() -> None:
+    transport = httpx.MockTransport(_answer)
+    paired = _case().model_copy(update={"relation": "tools"})
+    with Target("http://x.invalid/v1", "m", transport=transport, recording=False) as target:
+        for case in (paired, paired, _case(n=2).model_copy(update={"relation": "tools"})):
+            target.observe(case)
+    rows = target.coverage
+    assert rows["relation:tools"] == Coverage(requests=3, ok=2, refused=1)
+    assert rows["plain"] == Coverage(requests=2, ok=2)
 
 
 def test_shards_merge_by_adding_rows_and_summary_json_holds_them(tmp_path: Path) -> None:
