@@ -12,6 +12,7 @@ need. A probability would fight the shrinker instead.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Literal
 
@@ -127,19 +128,14 @@ class Profile(BaseModel):
     @field_validator("knobs")
     @classmethod
     def _known_knobs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [k for k in value if k not in KNOBS]
-        if unknown:
-            raise ValueError(f"unknown knob {unknown[0]!r} (known: {', '.join(KNOBS)})")
+        _check_names(value, KNOBS, "knob")
         return value
 
     @field_validator("relations")
     @classmethod
     def _known_relations(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [r for r in value if r not in RELATIONS]
-        if unknown:
-            raise ValueError(f"unknown relation {unknown[0]!r} (known: {', '.join(RELATIONS)})")
-        if len(set(value)) != len(value):
-            raise ValueError("lists a relation twice")
+        _check_names(value, RELATIONS, "relation")
+        _check_once(value, "relation")
         return value
 
     @field_validator("session_policies")
@@ -147,18 +143,14 @@ class Profile(BaseModel):
     def _some_policy(cls, value: tuple[Policy, ...]) -> tuple[Policy, ...]:
         if not value:
             raise ValueError("needs at least one policy")
-        if len(set(value)) != len(value):
-            raise ValueError("lists a policy twice")
+        _check_once(value, "policy")
         return value
 
     @field_validator("surface")
     @classmethod
     def _known_dimensions(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [v for v in value if v not in DIMENSIONS]
-        if unknown:
-            raise ValueError(f"unknown dimension {unknown[0]!r} (known: {', '.join(DIMENSIONS)})")
-        if len(set(value)) != len(value):
-            raise ValueError("lists a dimension twice")
+        _check_names(value, DIMENSIONS, "dimension")
+        _check_once(value, "dimension")
         return value
 
     @field_validator("id_families")
@@ -166,7 +158,7 @@ class Profile(BaseModel):
     def _known_families(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if not value:
             raise ValueError("needs at least one family")
-        _check_names(value, FAMILIES)
+        _check_names(value, FAMILIES, "id family")
         if len(set(value)) != len(value):
             raise ValueError("lists a family twice (use id_weights to weight one)")
         return value
@@ -175,7 +167,7 @@ class Profile(BaseModel):
     @classmethod
     def _known_adversarial(cls, value: bool | tuple[str, ...]) -> bool | tuple[str, ...]:
         if not isinstance(value, bool):
-            _check_names(value, ADVERSARIAL)
+            _check_names(value, ADVERSARIAL, "id family")
         return value
 
     @field_validator("temperatures")
@@ -218,10 +210,15 @@ class Profile(BaseModel):
         return tuple(f for f in self.id_families for _ in range(self.id_weights.get(f, 1)))
 
 
-def _check_names(value: tuple[str, ...], known: tuple[str, ...]) -> None:
+def _check_names(value: tuple[str, ...], known: Collection[str], what: str) -> None:
     unknown = [v for v in value if v not in known]
     if unknown:
-        raise ValueError(f"unknown id family {unknown[0]!r} (known: {', '.join(known)})")
+        raise ValueError(f"unknown {what} {unknown[0]!r} (known: {', '.join(known)})")
+
+
+def _check_once(value: tuple[str, ...], what: str) -> None:
+    if len(set(value)) != len(value):
+        raise ValueError(f"lists a {what} twice")
 
 
 def _profile_dirs() -> list[Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import socketserver
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -100,6 +101,23 @@ _ANSWER = {
 }
 
 
+def _close(server: socketserver.BaseServer) -> None:
+    server.shutdown()
+    server.server_close()
+
+
+@contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free loopback port, its base URL; a handler stops listening
+    with ``_close(self.server)``."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        _close(server)
+
+
 @contextmanager
 def _server_that_dies_after(answers: int) -> Iterator[str]:
     """A correct chat server that stops listening after ``answers`` answers."""
@@ -117,24 +135,13 @@ def _server_that_dies_after(answers: int) -> Iterator[str]:
             self.wfile.write(body)
             count += 1
             if count == answers:
-                threading.Thread(target=_stop, daemon=True).start()
+                threading.Thread(target=_close, args=(self.server,), daemon=True).start()
 
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-
-    def _stop() -> None:
-        server.shutdown()
-        server.server_close()
-
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _serving(Handler) as url:
+        yield url
 
 
 @contextmanager
@@ -155,7 +162,7 @@ def _server_that_dies_on(field: str) -> Iterator[str]:
                 return
             self.wfile.write(body[:20])
             self.wfile.flush()
-            stopping = threading.Thread(target=_stop)
+            stopping = threading.Thread(target=_close, args=(self.server,))
             stopping.start()
             stopping.join()  # no longer listening when the connection drops
             self.close_connection = True
@@ -163,19 +170,8 @@ def _server_that_dies_on(field: str) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-
-    def _stop() -> None:
-        server.shutdown()
-        server.server_close()
-
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _serving(Handler) as url:
+        yield url
 
 
 def test_a_server_that_dies_mid_answer_is_signed_server_died_on_that_request(
