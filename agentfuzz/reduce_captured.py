@@ -1,8 +1,9 @@
 """``agentfuzz reduce``: cut a failing captured request or session to the smallest request that
 still fails, with a rate a maintainer can quote.
 
-The input (a repro.json, a request body, a bare messages or input array, or a JSONL session) is
-imported into cases; the failure is first confirmed on the target (the last failing request of a
+The input (a repro.json, a request body, a bare messages or input array, a JSONL session, a
+``session.json`` or an agentfuzz cassette such as the proxy's ``session.yaml``) is imported into
+cases; the failure is first confirmed on the target (the last failing request of a
 session is the one reduced), then ``reduce.reduce_case`` cuts it down while the same oracle keeps
 firing. Against a stochastic target every candidate is judged "fails in at least one of K tries"
 (``trials.py``); the final rate rests on at least 10 tries, 100 when it is neither 0 nor 1.
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentfuzz.cassette_codec import read_turns
 from agentfuzz.config import new_run_id, version
 from agentfuzz.dialects import InputError, parse_text
 from agentfuzz.history import Case
@@ -33,6 +35,7 @@ __all__ = [
     "NothingToReduce",
     "Reduction",
     "captured_cases",
+    "cassette_cases",
     "confirm",
     "found_by_after",
     "reduce_input",
@@ -44,6 +47,14 @@ def captured_cases(text: str) -> list[Case]:
     """The cases a captured input holds (see the module's first line for what it may be);
     ``InputError`` (one line) for anything else."""
     return parse_text(text)
+
+
+def cassette_cases(path: Path) -> list[Case]:
+    """The cases of an agentfuzz cassette (a proxy's ``session.yaml``, a bundle's or a
+    campaign's), each with the provenance it was judged with: the session oracles judge them
+    as they did. ``CassetteError`` (one line) for a file that is not one."""
+    _, turns = read_turns(path)
+    return [turn.case for turn in turns]
 
 
 def found_by_after(text: str, command: str, config: dict[str, Any] | None = None) -> dict[str, Any]:

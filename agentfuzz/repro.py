@@ -46,6 +46,7 @@ __all__ = [
     "fold_bundles",
     "observed_summary",
     "related_requests",
+    "session_json",
     "write_bundle",
 ]
 
@@ -293,10 +294,7 @@ def write_bundle(out: Path, repro: Repro) -> Path:
         write_cassette(folder / "cassette.yaml", [Recorded(obs, repro.case, (v,))], about)
         write_atomically(folder / "test_repro.py", _test_file(v))
     if repro.transcript:
-        turns = {"turns": [_turn(t) for t in repro.transcript]}
-        write_atomically(
-            folder / "session.json", json.dumps(turns, indent=2, ensure_ascii=False) + "\n"
-        )
+        write_atomically(folder / "session.json", session_json(repro.transcript))
     return folder
 
 
@@ -333,6 +331,12 @@ def _answer(ex: Exchange) -> dict[str, Any]:
     if ex.failure:
         answer["failure"] = ex.failure
     return answer
+
+
+def session_json(turns: Sequence[Turn]) -> str:
+    """``session.json``: every turn of a session as sent and as answered, whole (what
+    ``agentfuzz reduce`` and ``fuzz --seed-sessions`` read back)."""
+    return json.dumps({"turns": [_turn(t) for t in turns]}, indent=2, ensure_ascii=False) + "\n"
 
 
 def _turn(turn: Turn) -> dict[str, Any]:

@@ -1,8 +1,8 @@
-"""The ``agentfuzz`` command line: ``fuzz``, ``reduce``, ``replay``, ``serve``, ``profiles`` and
-``oracles``.
+"""The ``agentfuzz`` command line: ``fuzz``, ``reduce``, ``replay``, ``serve``, ``proxy``,
+``profiles`` and ``oracles``.
 
-One module per command (``fuzz.py``, ``reduce.py``, ``replay.py``, ``serve.py``; the two
-listings in ``listing.py``), the summary's rendering (``_render.py``), the click group
+One module per command (``fuzz.py``, ``reduce.py``, ``replay.py``, ``serve.py``, ``proxy.py``;
+the two listings in ``listing.py``), the summary's rendering (``_render.py``), the click group
 (``_group.py``), its config file (``_config.py``), what help says beyond click (``_help.py``)
 and what every command shares (``_common.py``: the exit codes, one-line failures, the shared
 option checks).
@@ -10,13 +10,13 @@ option checks).
 
 from __future__ import annotations
 
-from agentfuzz.cli import fuzz, listing, reduce, replay, serve
+from agentfuzz.cli import fuzz, listing, proxy, reduce, replay, serve
 from agentfuzz.cli._group import cli
 
 __all__ = ["cli", "main"]
 
 # The commands register with the group when imported.
-_COMMANDS = (fuzz, reduce, replay, serve, listing)
+_COMMANDS = (fuzz, reduce, replay, serve, proxy, listing)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -108,9 +108,10 @@ def reduce(
 ) -> None:
     """Cut a failing captured request or session (FILE) to the smallest request that still fails.
 
-    FILE: a repro.json, a chat or Responses request body, a bare messages or input array, or a
-    JSONL session of request bodies (the last failing one is reduced). Exit 1 with a bundle
-    when reduced, 0 when nothing in FILE fails on the target.
+    FILE: a repro.json, a chat or Responses request body, a bare messages or input array, a
+    JSONL session of request bodies, a session.json, or a cassette (.yaml) such as the one
+    `agentfuzz proxy` writes beside each failing session (the last failing request is
+    reduced). Exit 1 with a bundle when reduced, 0 when nothing in FILE fails on the target.
     """
     from agentfuzz.reduce_captured import (
         NothingToReduce,
@@ -151,12 +152,15 @@ def reduce(
 def _captured(file: Path) -> tuple[str, list[Case]]:
     """What ``file`` says and the cases it holds; exit 2 with one line when it cannot be read
     or holds none."""
-    from agentfuzz.reduce_captured import InputError, captured_cases
+    from agentfuzz.reduce_captured import InputError, captured_cases, cassette_cases
 
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         fail(EXIT_USAGE, f"{file}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    if file.suffix in (".yaml", ".yml"):
+        # A cassette (CassetteError, exit 2, for one that is not): its turns' own cases.
+        return "", cassette_cases(file)
     try:
         cases = captured_cases(text)
     except InputError as exc:

@@ -1,7 +1,8 @@
 """Captured requests and sessions as ``Case`` values: the inverse of the dialect builders.
 
-Reads a ``repro.json``, a chat or Responses body, a bare ``messages`` or ``input`` array, or
-JSONL (a session, one body a line). Any body agentfuzz builds comes back unchanged,
+Reads a ``repro.json``, a chat or Responses body, a bare ``messages`` or ``input`` array, a
+``session.json`` (a bundle's or a proxy's: ``{"turns": [{"url", "request", …}]}``), or JSONL (a
+session, one body a line). Any body agentfuzz builds comes back unchanged,
 ``build_request(parse_request(body), model)[1] == body``, though not always from the same
 ``Case``: chat folds standalone reasoning into the next assistant message; Responses reasoning
 comes back as ``ReasoningItem``s under the ids they were sent with. Top-level keys not read
@@ -53,7 +54,9 @@ _READ: dict[Api, set[str]] = {
 }
 _ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning")
 _ROLES = ("user", "system", "developer", "assistant")
-_UNKNOWN = "not a request body, a messages array, an input array, a repro.json or JSONL"
+_UNKNOWN = (
+    "not a request body, a messages array, an input array, a repro.json, a session.json or JSONL"
+)
 
 
 def _message(role: Any, content: Any, at: str) -> Item:
@@ -350,10 +353,28 @@ def _repro(doc: dict[str, Any]) -> Case:
         return _request(_f.want(doc["request"], dict, ""), api)
 
 
+def _session(turns: list[Any]) -> list[Case]:
+    """A ``session.json`` (a bundle's, or ``agentfuzz proxy``'s): each turn's request, in order."""
+    cases = []
+    for i, turn in enumerate(turns):
+        with _at(f"turns[{i}]"):
+            turn = _f.want(turn, dict, "")
+            url = turn.get("url")
+            api: Api | None = None
+            if isinstance(url, str):
+                api = "responses" if url.endswith("/responses") else "chat"
+            cases.append(_request(_f.want(turn.get("request"), dict, "request"), api))
+    if not cases:
+        _f.fail("turns", "an empty session: nothing to import")
+    return cases
+
+
 def _parse(data: Any) -> list[Case]:
     if isinstance(data, dict):
         if {"request", "oracle"} <= data.keys():
             return [_repro(data)]
+        if isinstance(data.get("turns"), list):
+            return _session(data["turns"])
         if "messages" in data or "input" in data:
             return [_request(data, None)]
         _f.fail("", _UNKNOWN)

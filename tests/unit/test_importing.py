@@ -261,7 +261,7 @@ def test_a_session_as_an_array_of_bodies_and_as_jsonl() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ("text", "not a request body, a messages array, an input array, a repro.json or JSONL"),
+        ("text", "not a request body, a messages array, an input array, a repro.json, a"),
         ({"model": "m"}, "not a request body, a messages array"),
         ([], "an empty array: nothing to import"),
         ([1, 2], "not a request body, a messages array"),
@@ -450,3 +450,21 @@ def test_any_text_imports_or_fails_with_one_line(lines: list[str]) -> None:
         parse_text("\n".join(lines))
     except InputError as err:
         assert "\n" not in str(err)
+
+
+def test_a_session_json_gives_each_turns_request_in_order() -> None:
+    chat = {"model": "m", "messages": [{"role": "user", "content": "a"}]}
+    responses = {"model": "m", "input": "b", "stream": True}
+    doc = {
+        "turns": [
+            {"turn": 1, "url": "http://h/v1/chat/completions", "request": chat},
+            {"turn": 2, "url": "http://h/v1/responses", "request": responses},
+        ]
+    }
+    cases = parse_text(json.dumps(doc))
+    assert [(c.api, c.stream) for c in cases] == [("chat", False), ("responses", True)]
+    assert cases == [parse_request(chat), parse_request(responses)]
+    with pytest.raises(InputError, match="turns: an empty session"):
+        parse_input({"turns": []})
+    with pytest.raises(InputError, match=r"turns\[0\]: request: expected an object"):
+        parse_input({"turns": [{"url": "http://h/v1/responses", "request": "x"}]})

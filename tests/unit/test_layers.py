@@ -40,6 +40,7 @@ LAYERS = {
     "replay": 7,
     "cassette_codec": 7,
     "reduce_captured": 7,
+    "watch": 7,
     "options": 1,
     "config": 2,
     "summary": 1,

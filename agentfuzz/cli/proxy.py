@@ -1,0 +1,146 @@
+"""``agentfuzz proxy``: watch a real agent's traffic to a server, turn by turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from agentfuzz.cli._common import (
+    EXIT_CLEAN,
+    EXIT_FOUND,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    Exit,
+    command_line,
+    fail,
+    oracle_names,
+    url_hint,
+    writable_out,
+    write_pytest_ini,
+)
+from agentfuzz.cli._group import cli
+from agentfuzz.config import new_run_id, version
+from agentfuzz.options import base_url_problem
+from agentfuzz.profiles import load_profile
+
+PROXY_EXIT_CODES = """\b
+Exit codes (once stopped with Ctrl-C or SIGTERM):
+  0    nothing found in what went through
+  1    failures found (bundles written under --out)
+  2    usage error, or the address cannot be listened on
+  3    the upstream cannot be reached when the proxy starts"""
+
+__all__ = ["proxy"]
+
+
+@cli.command(epilog=PROXY_EXIT_CODES)
+@click.option(
+    "--upstream",
+    required=True,
+    help="The server the agent talks to, with its /v1, e.g. http://host:8000/v1.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8100,
+    show_default=True,
+    help="Port to listen on (0: a free one; the line 'listening on URL' says which).",
+)
+@click.option(
+    "--record",
+    type=click.Path(path_type=Path),
+    help="Also write every session here as it grows (session-NNNN/session.json and a "
+    "cassette). Default: only failing sessions are written, inside their bundles.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("agentfuzz-out"),
+    show_default=True,
+    help="Folder the bundles of failing turns are written in.",
+)
+@click.option(
+    "--profile",
+    default="default",
+    show_default=True,
+    help="Fuzz profile that says what this target's model does on its own and what it can "
+    "leak (model_signatures, markup) ({fuzz_profiles}, or a TOML path).",
+)
+@click.option("--oracles", "only", help="Only these oracles, comma-separated ({oracles}).")
+@click.option("--skip-oracles", "skip", help="Not these oracles, comma-separated.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1.0),
+    default=600.0,
+    show_default=True,
+    help="Seconds the proxy waits on the upstream between two chunks of an answer.",
+)
+def proxy(
+    upstream: str,
+    host: str,
+    port: int,
+    record: Path | None,
+    out: Path,
+    profile: str,
+    only: str | None,
+    skip: str | None,
+    timeout: float,
+) -> None:
+    """Stand between an agent and its server, and judge every turn that goes through.
+
+    Point the client's base URL at the proxy (the line 'listening on URL' says where). Each
+    request goes upstream unchanged, its headers and key too, and each answer streams back as
+    it comes, byte for byte. Meanwhile every chat and Responses turn is assembled and judged,
+    and the turns of one conversation are judged as a session. A failing turn prints one line
+    and writes a bundle at once, with the whole session up to it (session.json, session.yaml):
+    `agentfuzz reduce BUNDLE/session.json` cuts it down. Stop with Ctrl-C; nothing is lost.
+    """
+    from agentfuzz.watch import Watch, reachable, run_proxy
+
+    problem = base_url_problem(upstream)
+    if problem:
+        fail(EXIT_USAGE, f"--upstream {upstream!r}: {problem}")
+    chosen, skipped = oracle_names(only), oracle_names(skip) or []
+    fuzz_profile = load_profile(profile)
+    writable_out(out)
+    if record is not None:
+        writable_out(record, "--record")
+    if not reachable(upstream):
+        hint = url_hint(upstream)
+        fail(EXIT_UNREACHABLE, f"cannot connect to {upstream}" + (f" ({hint})" if hint else ""))
+    found_by = {"command": command_line(), "agentfuzz": version(), "run": new_run_id()}
+    watch = Watch(
+        upstream,
+        out,
+        record,
+        found_by=found_by | {"profile": fuzz_profile.name},
+        only=chosen,
+        skip=skipped,
+        model_signatures=fuzz_profile.quiet_signatures,
+        markup=fuzz_profile.markup,
+        say=lambda line: click.echo(f"agentfuzz: {line}"),
+        timeout=timeout,
+    )
+
+    def listening(url: str) -> None:
+        click.echo(f"listening on {url} (forwarding to {upstream.rstrip('/')})")
+
+    try:
+        run_proxy(upstream, watch, host, port, listening)
+    except OSError as exc:
+        watch.close()
+        fail(EXIT_USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        pass
+    watch.close()
+    sessions = len(watch.sessions.all)
+    click.echo(
+        f"agentfuzz proxy: {watch.judged} turns judged in {sessions} sessions, "
+        f"{len(watch.caught)} findings" + (f" (bundles in {out})" if watch.caught else "")
+    )
+    if watch.caught:
+        write_pytest_ini(out)
+        raise Exit(EXIT_FOUND, "")
+    raise Exit(EXIT_CLEAN, "")

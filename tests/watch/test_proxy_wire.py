@@ -1,0 +1,211 @@
+"""What the proxy does on the wire: the client reads exactly what it would read without it, the
+key and the user's headers go upstream and nowhere else, an answer the upstream breaks off is
+broken off for the client too (and judged), and one the client leaves is not judged."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from agentfuzz.reference import serve_in_thread
+from agentfuzz.watch import Watch, watching
+
+from .conftest import proxied
+
+# Only the clock differs between two fresh reference servers given the same requests.
+_CLOCK = re.compile(rb'"created(_at)?": ?\d+')
+
+
+def _posted(base_url: str, bodies: list[tuple[str, dict[str, Any]]]) -> list[bytes]:
+    """Each body posted in turn, and the bytes the client read of each answer."""
+    got = []
+    with httpx.Client(timeout=30) as client:
+        for path, body in bodies:
+            with client.stream("POST", base_url + path, json=body) as answer:
+                got.append(_CLOCK.sub(b"", b"".join(answer.iter_raw())))
+    return got
+
+
+def test_the_client_reads_byte_identical_answers_with_and_without_the_proxy(
+    tmp_path: Path,
+) -> None:
+    agent_clients = pytest.importorskip("agent_clients")
+    # A real session first, recorded by the proxy: its requests are what the client sends.
+    with proxied("vllm-responses-regen", tmp_path / "out", tmp_path / "rec") as (url, _):
+        agent_clients.sdk_loop(url, "responses", True)
+        agent_clients.sdk_loop(url, "chat", True)
+        agent_clients.sdk_loop(url, "chat", False)
+    bodies = []
+    for session in sorted((tmp_path / "rec").glob("session-*/session.json")):
+        for turn in json.loads(session.read_text())["turns"]:
+            path = "/responses" if turn["url"].endswith("/responses") else "/chat/completions"
+            bodies.append((path, turn["request"]))
+    assert len(bodies) >= 10
+    with serve_in_thread("vllm-responses-regen") as upstream:
+        direct = _posted(upstream, bodies)
+    with proxied("vllm-responses-regen", tmp_path / "again") as (url, _):
+        through = _posted(url, bodies)
+    assert through == direct
+    assert any(b"event: response.completed" in answer for answer in through)
+
+
+@contextmanager
+def _upstream(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+_ANSWER = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "m",
+    "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}
+    ],
+}
+
+
+@contextmanager
+def _watched(upstream: str, out: Path, record: Path | None = None) -> Iterator[tuple[str, Watch]]:
+    watch = Watch(upstream, out, record, say=lambda _: None)
+    try:
+        with watching(upstream, watch) as url:
+            yield url, watch
+    finally:
+        watch.close()
+
+
+def test_the_key_and_the_users_headers_reach_the_upstream_and_no_file(tmp_path: Path) -> None:
+    heard: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            heard.append({k.lower(): v for k, v in self.headers.items()})
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps(_ANSWER).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Set-Cookie", "session=COOKIE-SECRET")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    with (
+        _upstream(Handler) as upstream,
+        _watched(upstream, tmp_path / "out", tmp_path / "rec") as (
+            url,
+            watch,
+        ),
+    ):
+        client = openai.OpenAI(
+            base_url=url, api_key="sk-KEY-SECRET", default_headers={"X-Team": "TEAM-SECRET"}
+        )
+        answer = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert answer.choices[0].message.content == "ok"
+    assert heard[0]["authorization"] == "Bearer sk-KEY-SECRET"
+    assert heard[0]["x-team"] == "TEAM-SECRET"
+    assert watch.judged == 1
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written, "the session was recorded"
+    for path in written:
+        text = path.read_text(errors="replace")
+        for secret in ("sk-KEY-SECRET", "COOKIE-SECRET"):
+            assert secret not in text, path
+
+
+def test_an_answer_the_upstream_breaks_off_is_broken_off_for_the_client_and_judged(
+    tmp_path: Path,
+) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            event = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+            event += b'"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n'
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+            # No last chunk: the connection just ends.
+            self.close_connection = True
+
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with (
+        _upstream(Handler) as upstream,
+        _watched(upstream, tmp_path / "out") as (url, watch),
+        httpx.Client() as client,
+        pytest.raises(httpx.RemoteProtocolError),
+        client.stream("POST", url + "/chat/completions", json=body) as answer,
+    ):
+        for _ in answer.iter_raw():
+            pass
+    assert watch.judged == 1
+    [caught] = watch.caught
+    assert caught.violation.oracle == "error"
+    recorded = json.loads((caught.folder / "repro.json").read_text())
+    assert recorded["observed"]["failure"]
+
+
+def test_an_answer_the_client_leaves_midway_is_not_judged(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            event = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+            event += b'"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n'
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+            release.wait(30)
+            self.close_connection = True
+
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    try:
+        with _upstream(Handler) as upstream, _watched(upstream, tmp_path / "out") as (url, watch):
+            with (
+                httpx.Client() as client,
+                client.stream("POST", url + "/chat/completions", json=body) as answer,
+            ):
+                first = next(answer.iter_raw())
+            assert first.startswith(b"data: ")
+            release.set()
+    finally:
+        release.set()
+    assert watch.exchanges == 1
+    assert watch.judged == 0 and watch.caught == []
