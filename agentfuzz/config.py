@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentfuzz.history import Api
+from agentfuzz.history import Api, Case
 from agentfuzz.profiles import Profile
 
 __all__ = [
@@ -99,6 +99,8 @@ class FuzzConfig(BaseModel):
     # The reference profile when the target is the embedded server this run started (``--serve``,
     # or no ``--base-url``): its port is random, so the example database keys it by this instead.
     serve: str | None = None
+    # Captured real requests (``--seed-sessions``) synthetic mode starts from and mutates.
+    seeds: tuple[Case, ...] = ()
     # This run's id, shared by its --workers shards: a bundle folder of another run's is never
     # overwritten (``repro.bundle_dir``).
     run: str = Field(default_factory=lambda: new_run_id())

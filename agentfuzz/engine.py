@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.cassette_codec import Recorded, record_example
@@ -42,7 +43,7 @@ from agentfuzz.passes import (
 from agentfuzz.plan import Plan
 from agentfuzz.reduction import reduce_case
 from agentfuzz.session import Turn, run_session
-from agentfuzz.strategies import cases, plans
+from agentfuzz.strategies import cases, plans, seeded
 from agentfuzz.target import Target
 from agentfuzz.transport.errors import NotInCassette, TargetUnreachable
 from agentfuzz.trials import MEASURE_TRIES, tries_for
@@ -215,9 +216,13 @@ class _Run:
 
     def _synthetic(self, mode: Mode) -> None:
         api, stream = mode
+        profile, strategy = self.config.profile, cases(self.config.profile, api, stream)
+        if self.config.seeds:
+            # Captured sessions first (the shrinker leans toward the first branch), mutated.
+            strategy = st.one_of(seeded(self.config.seeds, profile, api, stream), strategy)
         self._fuzz_mode(
             label(mode),
-            cases(self.config.profile, api, stream),
+            strategy,
             self._tried(self._judge),
             self._db_key(mode, "synthetic"),
         )

@@ -35,6 +35,7 @@ __all__ = [
     "NothingToReduce",
     "Reduction",
     "captured_cases",
+    "captured_folder",
     "cassette_cases",
     "confirm",
     "found_by_after",
@@ -55,6 +56,34 @@ def cassette_cases(path: Path) -> list[Case]:
     as they did. ``CassetteError`` (one line) for a file that is not one."""
     _, turns = read_turns(path)
     return [turn.case for turn in turns]
+
+
+def captured_folder(folder: Path) -> list[Case]:
+    """Every request captured under ``folder`` (``fuzz --seed-sessions``): the proxy's
+    ``session.json`` and ``session.yaml`` (one of the two per session), bundles' ``repro.json``,
+    request bodies and arrays (``.json``) and JSONL sessions (``.jsonl``), in path order.
+    ``InputError`` (one line, naming the file) for one that cannot be read; a cassette that is
+    not one raises ``CassetteError``."""
+    cases: list[Case] = []
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.name.startswith("."):
+            continue
+        if path.suffix == ".yaml":
+            if path.name == "session.yaml" and (path.parent / "session.json").is_file():
+                continue  # the same session, read from its session.json
+            if path.name != "session.yaml":
+                continue  # a bundle's cassette holds its repro.json's request
+            cases += cassette_cases(path)
+        elif path.suffix in (".json", ".jsonl"):
+            if path.name in ("summary.json", "reduction.json"):
+                continue
+            try:
+                cases += captured_cases(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"{path}: cannot read: {exc}") from None
+            except InputError as exc:
+                raise InputError(f"{path}: {exc}") from None
+    return cases
 
 
 def found_by_after(text: str, command: str, config: dict[str, Any] | None = None) -> dict[str, Any]:

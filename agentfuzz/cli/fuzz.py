@@ -44,6 +44,7 @@ from agentfuzz.cli._render import summary
 from agentfuzz.config import ALL_MODES, FuzzConfig, Kind
 from agentfuzz.engine import Progress, RunBroke, run
 from agentfuzz.findings import fold
+from agentfuzz.history import Case
 from agentfuzz.judge import oracle_names as known_oracles
 from agentfuzz.options import RECORD_MODES
 from agentfuzz.profiles import load_profile
@@ -252,6 +253,15 @@ def _proxy_mode(
     "never touch the network), new_episodes, all.",
 )
 @click.option(
+    "--seed-sessions",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Start synthetic mode from the real requests captured under DIR (agentfuzz proxy's "
+    "session folders or bundles, session.json, request bodies, JSONL) and mutate them: client "
+    "id policies, dropped calls and results, tools left out, the request surface. A failure "
+    "shrinks back toward the captured request. Default: generate from scratch only.",
+)
+@click.option(
     "--differential",
     is_flag=True,
     help="Send every request twice, as generated and with stream flipped, and compare the "
@@ -310,6 +320,7 @@ class _Options:
     record: Path | None
     cassette: Path | None
     record_mode: str | None
+    seed_sessions: Path | None
     differential: bool
     quiet: bool
     reports: tuple[tuple[str, Path], ...]
@@ -339,6 +350,8 @@ def _fuzz(o: _Options) -> None:
         "config_file": config_used(),
     }
     fields |= {k: getattr(o, k) for k in _PASSED_ON}
+    if o.seed_sessions is not None:
+        fields["seeds"] = _seeds(o.seed_sessions, fields["kinds"])
     writable_out(o.out)
     if (problem := unwritable(o.reports, o.junit_xml)) is not None:
         fail(EXIT_USAGE, problem)
@@ -382,6 +395,23 @@ def _fuzz(o: _Options) -> None:
     write_pytest_ini(o.out)
     _reports(o, done)
     _exit_for(done, config.base_url)
+
+
+def _seeds(folder: Path, kinds: tuple[Kind, ...]) -> tuple[Case, ...]:
+    """``--seed-sessions DIR``'s requests; exit 2 with one line when there are none to use."""
+    from agentfuzz.reduce_captured import InputError, captured_folder
+
+    if not folder.is_dir():
+        fail(EXIT_USAGE, f"--seed-sessions {folder}: not a folder")
+    if "synthetic" not in kinds:
+        fail(EXIT_USAGE, "--seed-sessions seeds synthetic mode: use --mode synthetic or both")
+    try:
+        found = captured_folder(folder)
+    except InputError as exc:
+        fail(EXIT_USAGE, f"--seed-sessions: {exc}")
+    if not found:
+        fail(EXIT_USAGE, f"--seed-sessions {folder}: holds no captured request")
+    return tuple(found)
 
 
 def _reports(o: _Options, done: Summary) -> None:

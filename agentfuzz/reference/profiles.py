@@ -59,6 +59,10 @@ class Profile:
     # A ``previous_response_id`` naming an answer this server gave crashes the handler, a
     # plain-text 500; one it never gave is refused (planted: a store that cannot read back).
     crash_on_stored: bool = False
+    # A history holding at least this many calls, every one under this server's own id
+    # (``functions.NAME:N``, N counting from 0 in order), crashes the handler: a plain-text
+    # 500 (planted: a fault only a long session fed its own answers reaches).
+    crash_on_long_session: int | None = None
     # Top-level fields the handler drops before reading a body: knobs accepted and silently
     # ignored (planted, for the ``knob`` oracle).
     ignored_fields: tuple[str, ...] = ()
@@ -192,6 +196,11 @@ _PROFILES = (
         name="min-p-500",
         summary="Planted: vLLM's and llama.cpp's min_p sampling field crashes the handler, a 500.",
         crash_on_field="min_p",
+    ),
+    Profile(
+        name="long-session-500",
+        summary="Planted: 6 or more calls under the server's own ids, in order, crash it: a 500.",
+        crash_on_long_session=6,
     ),
     Profile(
         name="stored-500",

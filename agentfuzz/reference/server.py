@@ -93,6 +93,9 @@ class _Server:
             return PlainTextResponse("Internal Server Error", status_code=500)
         if self.profile.crash_on_stored and _names_given(body, self.given):
             return PlainTextResponse("Internal Server Error", status_code=500)
+        long = self.profile.crash_on_long_session
+        if long is not None and _own_calls(body) >= long:
+            return PlainTextResponse("Internal Server Error", status_code=500)
         try:
             return parse_chat(body) if api == "chat" else parse_responses(body)
         except BadRequest as exc:
@@ -166,6 +169,24 @@ def _names_given(body: Any, given: set[str]) -> bool:
     """Whether ``body``'s ``previous_response_id`` names one of the answers in ``given``."""
     named = body.get("previous_response_id") if isinstance(body, dict) else None
     return isinstance(named, str) and named in given
+
+
+def _own_calls(body: Any) -> int:
+    """How many calls a chat or Responses history holds when every one is under this server's
+    own id, ``functions.NAME:N`` with N its place among them; 0 when any is not."""
+    entries = body.get("messages", body.get("input")) if isinstance(body, dict) else None
+    calls: list[tuple[Any, Any]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("type") == "function_call":
+            calls.append((entry.get("call_id"), entry.get("name")))
+        for call in entry.get("tool_calls") or [] if entry.get("role") == "assistant" else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                calls.append((call.get("id"), function.get("name")))
+    own = all(id_ == f"functions.{name}:{n}" for n, (id_, name) in enumerate(calls))
+    return len(calls) if own else 0
 
 
 def _has_parts(body: Any) -> bool:

@@ -6,6 +6,7 @@ A thin public face: the strategies live in private modules of this package.
 from agentfuzz.strategies._histories import histories, history_items
 from agentfuzz.strategies._options import cases, options
 from agentfuzz.strategies._plans import plans
+from agentfuzz.strategies._seeded import seeded
 from agentfuzz.strategies._tools import arguments, texts, tool_names, tools
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "history_items",
     "options",
     "plans",
+    "seeded",
     "texts",
     "tool_names",
     "tools",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,7 @@ def sdk_loop(
     tools_on_first_only: bool = False,
     model: str = "m",
     api_key: str = "sk-agentfuzz-test",
+    asks: Sequence[str] = ASKS,
 ) -> Did:
     """The openai SDK with a plain tool loop: ask, run each call, send the results, until the
     model answers in words; then the next ask, with everything so far as the history.
@@ -83,7 +85,7 @@ def sdk_loop(
     did = Did()
     history: list[Any] = []
     try:
-        for ask in ASKS:
+        for ask in asks:
             history.append({"role": "user", "content": ask})
             for _ in range(4):
                 with_tools = not (tools_on_first_only and did.requests)
