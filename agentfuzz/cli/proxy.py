@@ -15,6 +15,7 @@ from agentfuzz.cli._common import (
     command_line,
     fail,
     oracle_names,
+    stop_signals,
     url_hint,
     writable_out,
     write_pytest_ini,
@@ -128,7 +129,10 @@ def proxy(
         click.echo(f"listening on {url} (forwarding to {upstream.rstrip('/')})")
 
     try:
-        run_proxy(upstream, watch, host, port, listening)
+        # uvicorn stops on Ctrl-C or SIGTERM, then raises the signal again: taken as Ctrl-C here,
+        # so what is still queued is judged and written before the command ends.
+        with stop_signals():
+            run_proxy(upstream, watch, host, port, listening)
     except OSError as exc:
         watch.close()
         fail(EXIT_USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}")
@@ -136,9 +140,10 @@ def proxy(
         pass
     watch.close()
     sessions = len(watch.sessions.all)
+    unread = f"; {watch.unread} requests not read as chat or Responses" if watch.unread else ""
     click.echo(
         f"agentfuzz proxy: {watch.judged} turns judged in {sessions} sessions, "
-        f"{len(watch.caught)} findings" + (f" (bundles in {out})" if watch.caught else "")
+        f"{len(watch.caught)} findings" + (f" (bundles in {out})" if watch.caught else "") + unread
     )
     if watch.caught:
         write_pytest_ini(out)

@@ -143,7 +143,7 @@ def reduce(
             raise Exit(EXIT_CLEAN, "") from None
         finally:
             target.close()
-    found_by = found_by_after(text, command_line(), config_used())
+    found_by = found_by_after(_bundle_text(file, text), command_line(), config_used())
     _say(reduction, len(cases), write_reduction(out, reduction, str(file), found_by))
     write_pytest_ini(out)
     raise Exit(EXIT_FOUND, "")
@@ -168,6 +168,18 @@ def _captured(file: Path) -> tuple[str, list[Case]]:
     if not cases:
         fail(EXIT_USAGE, f"{file}: holds no request")
     return text, cases
+
+
+def _bundle_text(file: Path, text: str) -> str:
+    """What says who found FILE: a session's own bundle (its ``repro.json`` beside it, as the
+    proxy writes them), else FILE itself."""
+    beside = file.parent / "repro.json"
+    if file.name in ("session.json", "session.yaml") and beside.is_file():
+        try:
+            return beside.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return text
+    return text
 
 
 def _say(reduction: Reduction, inputs: int, folder: Path) -> None:

@@ -6,8 +6,9 @@ chunk with the usage), chat ``n`` up to 8 (the model is deterministic: every cho
 and chat ``logprobs``/``top_logprobs`` (each token certain). Accepted as hints the scripted
 model has no use for: penalties, ``user``, ``metadata``, reasoning effort, ``store``,
 ``truncation``, top_k, min_p, repetition_penalty, and ``max_tool_calls``, which caps built-in
-tool calls, of which this server has none. Refused, as a server that cannot do them should:
-Responses log probabilities, any response format but text, ``include`` entries, budgets under
+tool calls, of which this server has none, and ``include: ["reasoning.encrypted_content"]``
+(it keeps no reasoning it does not show). Refused, as a server that cannot do them should:
+Responses log probabilities, any response format but text, other ``include`` entries, budgets under
 16 tokens, and a budget an answer's calls do not fit in, found once the answer is written
 (this server cannot cut an answer inside a call the way a model would). Text longer than the
 budget is cut where it runs out, and the turn says so (chat ``length``, Responses
@@ -151,7 +152,10 @@ def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
     truncation = body.get("truncation")
     need(truncation in (None, "auto", "disabled"), "truncation must be auto or disabled")
     include = _kind(body, "include", list, "a list")
-    need(not include, f"include {include!r} is not supported")
+    # Encrypted reasoning is accepted and has nothing to add: this server keeps no reasoning
+    # it could not show (Codex CLI asks for it on every request).
+    unsupported = [i for i in include or () if i != "reasoning.encrypted_content"]
+    need(not unsupported, f"include {include!r} is not supported")
     _metadata(body)
     _format(body, api)
     _reasoning(body, api)

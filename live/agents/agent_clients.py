@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,3 +248,54 @@ async def _agents(base_url: str, api: str, stream: bool, model_name: str) -> Did
     finally:
         await client.close()
     return did
+
+
+Loop = Callable[[str], Did]
+
+
+def _sdk(api: str, stream: bool, **kw: bool) -> Loop:
+    return lambda url: sdk_loop(url, api, stream, **kw)
+
+
+def _runner(api: str, stream: bool) -> Loop:
+    return lambda url: agents_loop(url, api, stream)
+
+
+# Each seed profile, a client loop that meets its bug, and the signature the proxy must write.
+CATCHES: list[tuple[str, str, Loop, str]] = [
+    # 000: Responses call ids rendered verbatim, imitated, the call dropped: an empty turn.
+    ("vllm-kimi-k2", "sdk responses stream", _sdk("responses", True), "empty_turn"),
+    ("vllm-kimi-k2", "agents responses stream", _runner("responses", True), "empty_turn"),
+    # 001: a client that sanitises ids (Kimi Code CLI through LiteLLM): an error frame.
+    (
+        "exo-kimi-k2",
+        "sdk chat stream, ids sanitised",
+        _sdk("chat", True, sanitize_ids=True),
+        "error:error_frame",
+    ),
+    # 002 and 003: response.completed re-mints the streamed ids.
+    ("vllm-responses-regen", "sdk responses stream", _sdk("responses", True), "identity:"),
+    ("vllm-responses-regen", "agents responses stream", _runner("responses", True), "identity:"),
+    ("vllm-gpt-oss", "agents responses stream", _runner("responses", True), "identity:"),
+    # 004: tools left out on a later turn: the raw call markup comes back as text.
+    (
+        "no-tools-leak",
+        "sdk chat, tools on the first turn only",
+        _sdk("chat", False, tools_on_first_only=True),
+        "leaked_markup:",
+    ),
+]
+
+# Every client in every mode: none may find anything on a fixed profile.
+LOOPS: dict[str, Loop] = {
+    "sdk chat": _sdk("chat", False),
+    "sdk chat stream": _sdk("chat", True),
+    "sdk chat stream, ids sanitised": _sdk("chat", True, sanitize_ids=True),
+    "sdk responses": _sdk("responses", False),
+    "sdk responses stream": _sdk("responses", True),
+    "agents chat": _runner("chat", False),
+    "agents chat stream": _runner("chat", True),
+    "agents responses": _runner("responses", False),
+    "agents responses stream": _runner("responses", True),
+}
+FIXED = ["fixed", "vllm-kimi-k2-fixed", "exo-kimi-k2-fixed", "vllm-gpt-oss-fixed"]

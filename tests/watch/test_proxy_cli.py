@@ -106,3 +106,35 @@ def test_bad_upstreams_and_addresses_are_one_line_and_a_documented_exit(tmp_path
         result = runner.invoke(cli, args)
     assert result.exit_code == 2 and "cannot listen on 127.0.0.1:" in result.output
     assert "Traceback" not in result.output
+
+
+CODEX = Path(__file__).parent / "codex_seed000"
+
+
+@pytest.mark.parametrize(
+    ("profile", "fires"), [("vllm-kimi-k2", True), ("vllm-kimi-k2-fixed", False)]
+)
+def test_the_session_codex_cli_met_reduces_to_seed_000(profile: str, fires: bool) -> None:
+    """What `live/codex/session.py --serve vllm-kimi-k2` caught: Codex CLI's own session, cut
+    down by `agentfuzz reduce`. Re-sent, it fires on the bug and not on its fix."""
+    from agentfuzz import resend_bundle
+
+    doc = json.loads((CODEX / "repro.json").read_text())
+    assert doc["found_by"]["command"].startswith("python live/codex/session.py")
+    assert doc["found_by"]["reduce"]["command"].startswith("agentfuzz reduce ")
+    assert [t["name"] for t in doc["request"]["tools"]] == ["exec_command"]  # Codex's own tool
+    with serve_in_thread(profile) as url:
+        said = resend_bundle(CODEX, url, None)
+    assert any(v.signature == doc["signature"] for v in said) is fires
+
+
+def test_sigterm_stops_the_proxy_as_ctrl_c_does(tmp_path: Path) -> None:
+    with serve_in_thread("fixed") as upstream:
+        process = _proxy(upstream, "--out", str(tmp_path))
+        try:
+            _line_with(process, "listening on ")
+        finally:
+            process.send_signal(signal.SIGTERM)
+            rest, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, rest
+    assert "0 turns judged in 0 sessions, 0 findings" in rest
