@@ -108,9 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = measure(args.requests, args.latency)
     print(f"proxy overhead, {args.requests} requests per mode and way, latency {args.latency} ms")
-    print(
-        "| mode | first byte direct | through proxy | ratio | total direct | through proxy | ratio |"
-    )
+    print("| mode | first byte direct | proxied | ratio | total direct | proxied | ratio |")
     print("|---|---|---|---|---|---|---|")
     for mode, d_first, p_first, d_total, p_total in rows:
         print(
