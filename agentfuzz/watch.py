@@ -197,11 +197,12 @@ class Watch:
             except Exception as exc:  # one exchange must never stop the watch
                 self.say(f"agentfuzz proxy: could not judge a {forwarded.path} exchange: {exc}")
 
-    def judge_one(self, forwarded: Forwarded) -> Caught | None:
-        """Judge one exchange (on the calling thread) and write what it shows."""
+    def judge_one(self, forwarded: Forwarded) -> list[Caught]:
+        """Judge one exchange (on the calling thread); write a bundle for each fault it shows
+        that no earlier turn showed."""
         self.exchanges += 1
         if forwarded.status is None or forwarded.client_left:
-            return None  # never answered, or cut short by the client itself: nothing to judge
+            return []  # never answered, or cut short by the client itself: nothing to judge
         try:
             loaded = json.loads(forwarded.body)
         except (ValueError, RecursionError):
@@ -213,7 +214,7 @@ class Watch:
             case = parse_request(loaded, api)
         except InputError:
             self.unread += 1
-            return None
+            return []
         body: dict[str, Any] = loaded
         model = body.get("model")
         with Target(
@@ -231,11 +232,11 @@ class Watch:
         self.judged += 1
         if self.record is not None:
             self._write_session(self.record / f"session-{session.number:04d}", session)
-        faults = self.judge.faults(found)
-        fresh = [v for v in faults if v.key not in self._bundles]
-        if not fresh:
-            return None
-        return self._caught(session, turn, body, fresh[0], model)
+        caught = []
+        for v in self.judge.faults(found):
+            if v.key not in self._bundles:
+                caught.append(self._caught(session, turn, body, v, model))
+        return caught
 
     def _caught(
         self, session: _Session, turn: Turn, body: dict[str, Any], v: Violation, model: Any

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from agentfuzz.observation import SLOW
 from agentfuzz.transport._tee import SECRET_HEADERS
 
 __all__ = ["JUDGED_PATHS", "Forwarded", "relay_app", "replayed", "run_relay", "serving_relay"]
@@ -156,7 +157,9 @@ class _Relay:
             # A client that left first may be why the upstream's answer broke off (or why it
             # never reached the end): the client's doing either way, nothing to judge.
             left = await request.is_disconnected()
-            failure = _failure(exc)
+            # Out of time while the answer still came: a slow answer, never judged a fault.
+            slow = SLOW if isinstance(exc, httpx.TimeoutException) else ""
+            failure = slow + _failure(exc)
             raise _UpstreamBroke(failure) from None
         except BaseException:
             # Cancelled or closed while yielding: the client went away.

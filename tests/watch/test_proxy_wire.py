@@ -167,8 +167,8 @@ def test_an_answer_the_upstream_breaks_off_is_broken_off_for_the_client_and_judg
         for _ in answer.iter_raw():
             pass
     assert watch.judged == 1
-    [caught] = watch.caught
-    assert caught.violation.oracle == "error"
+    caught = next(c for c in watch.caught if c.violation.oracle == "error")
+    assert caught.violation.signature.startswith("error:transport"), watch.caught
     recorded = json.loads((caught.folder / "repro.json").read_text())
     assert recorded["observed"]["failure"]
 
@@ -209,3 +209,51 @@ def test_an_answer_the_client_leaves_midway_is_not_judged(tmp_path: Path) -> Non
         release.set()
     assert watch.exchanges == 1
     assert watch.judged == 0 and watch.caught == []
+
+
+def test_an_upstream_too_slow_for_the_proxys_timeout_is_a_slow_answer_not_a_fault(
+    tmp_path: Path,
+) -> None:
+    release = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            event = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+            event += b'"choices":[{"index":0,"delta":{"content":"thinking"}}]}\n\n'
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+            release.wait(30)  # a model still thinking, past the proxy's patience
+            self.close_connection = True
+
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    try:
+        with _upstream(Handler) as upstream:
+            watch = Watch(upstream, tmp_path, say=lambda _: None, timeout=0.5)
+            try:
+                with (
+                    watching(upstream, watch) as url,
+                    httpx.Client() as client,
+                    pytest.raises(httpx.RemoteProtocolError),
+                    client.stream("POST", url + "/chat/completions", json=body) as answer,
+                ):
+                    for _ in answer.iter_raw():
+                        pass
+            finally:
+                release.set()
+                watch.close()
+    finally:
+        release.set()
+    assert watch.judged == 1
+    assert watch.caught == []
+    [session] = watch.sessions.all
+    assert session.turns[0].observation.exchange.slow
