@@ -25,6 +25,7 @@ from agentfuzz.history import Case
 from agentfuzz.judge import Judge, Verdict, any_of
 from agentfuzz.observation import Observation, Violation
 from agentfuzz.reduction import reduce_case
+from agentfuzz.replay import replay_cassette
 from agentfuzz.repro import Repro, observed_summary, write_bundle
 from agentfuzz.target import Target, wire_items
 from agentfuzz.trials import MEASURE_TRIES, tries_for
@@ -39,6 +40,7 @@ __all__ = [
     "cassette_cases",
     "confirm",
     "found_by_after",
+    "offline",
     "reduce_input",
     "write_reduction",
 ]
@@ -127,6 +129,8 @@ class Reduction:
     interrupted: bool = False
     # The API rules the reduced request still breaks because the failure needs them.
     needs: tuple[str, ...] = ()
+    # Judged from a recording alone (``offline``): the failing turn as it was, not re-sent.
+    offline: bool = False
 
 
 def _judge(target: Target, oracle: str | None) -> Judge:
@@ -251,6 +255,36 @@ def _seeded(case: Case) -> Case:
     return case.model_copy(update={"options": options})
 
 
+def offline(path: Path, oracle: str | None = None) -> Reduction:
+    """The last turn of the cassette at ``path`` whose recorded answer still fails (``oracle``,
+    or any), judged again offline: a session cut to the one request whose answer is the fault,
+    when no server is at hand to cut it further. ``NothingToReduce`` when no turn fails;
+    ``CassetteError`` (one line) for a file that is not a usable cassette."""
+    replayed = replay_cassette(path, seed=None, recording=True)
+    cases = cassette_cases(path)
+    for number in reversed(range(len(replayed.turns))):
+        turn = replayed.turns[number]
+        hits = [v for v in turn.violations if oracle is None or v.oracle == oracle]
+        if hits and turn.observation.exchange.status is not None:
+            case = cases[number]
+            steps = [{"target_calls": 0, "size": case.history.size, "failed": True}]
+            return Reduction(
+                source=number,
+                original=case,
+                reduced=case,
+                violation=hits[0],
+                observation=turn.observation,
+                tries=1,
+                rate=(1, 1),
+                steps=steps,
+                offline=True,
+            )
+    what = f"oracle {oracle}" if oracle else "any oracle"
+    raise NothingToReduce(
+        f"no recorded answer of the {len(replayed.turns)} in {path.name} fails {what}"
+    )
+
+
 def write_reduction(
     out: Path, reduction: Reduction, source: str, found_by: dict[str, Any] | None = None
 ) -> Path:
@@ -258,6 +292,8 @@ def write_reduction(
     obs = reduction.observation
     hits, total = reduction.rate
     reproduced = "interrupted" if reduction.interrupted else f"{hits}/{total}"
+    if reduction.offline:
+        reproduced = "recorded: judged offline from the answer the client got"
     repro = Repro(
         url=obs.exchange.url,
         request=obs.exchange.request,
@@ -284,6 +320,7 @@ def write_reduction(
         },
         "reproduced": reproduced,
         "interrupted": reduction.interrupted,
+        "offline": reduction.offline,
         "target_calls": reduction.calls,
         "steps": reduction.steps,
     }

@@ -70,8 +70,9 @@ class CassetteReplay:
         return all(t.same for t in self.turns)
 
 
-def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
+def replay_cassette(path: Path, seed: int | None = 0, recording: bool = False) -> CassetteReplay:
     """Re-run every interaction of the cassette at ``path`` offline; ``seed`` None: whole bodies.
+    With ``recording`` each exchange keeps its recording, so a bundle can be written of it.
 
     Raises ``CassetteError`` (one line) for a cassette that cannot be read or used.
     """
@@ -82,7 +83,7 @@ def replay_cassette(path: Path, seed: int | None = 0) -> CassetteReplay:
         return result
     # One client for the whole cassette: matching ignores the host, so the first one serves all.
     tape = ReplayTransport(cassette, rng)
-    with _offline(turns[0].uri, tape) as target:
+    with _offline(turns[0].uri, tape, recording) as target:
         for turn in turns:
             route, stream = urlsplit(turn.uri).path, turn.case.stream
             obs = target.resend(route, turn.body, stream, turn.failure)
@@ -108,10 +109,11 @@ def _as_said(v: Violation, case: Case, said: set[tuple[str, str]]) -> Violation:
     return refined if refined.key in said else v
 
 
-def _offline(url: str, transport: httpx.BaseTransport) -> Target:
+def _offline(url: str, transport: httpx.BaseTransport, recording: bool = False) -> Target:
     """A target at ``url``'s origin whose answers come from ``transport``, not the network."""
     parts = urlsplit(url)
-    return Target(f"{parts.scheme}://{parts.netloc}", "", transport=transport, recording=False)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return Target(origin, "", transport=transport, recording=recording)
 
 
 def _replay_related(twin: dict[str, Any], rng: random.Random | None) -> Observation:

@@ -92,6 +92,13 @@ __all__ = ["reduce"]
     show_default=True,
     help="Seconds one request may take, answer included.",
 )
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="No server: judge the recorded answers of a cassette FILE (a proxy's session.yaml) "
+    "again and write the last failing turn as the repro, for a fault in the answer itself. "
+    "Cuts the session to that request, not further.",
+)
 def reduce(
     file: Path,
     base_url: str | None,
@@ -105,6 +112,7 @@ def reduce(
     out: Path,
     budget: int,
     timeout: float,
+    offline: bool,
 ) -> None:
     """Cut a failing captured request or session (FILE) to the smallest request that still fails.
 
@@ -123,6 +131,8 @@ def reduce(
 
     if oracle is not None:
         oracle_names(oracle)
+    if offline:
+        _offline(file, base_url, serve, oracle, out)
     tries = trials_of(trials)
     base_url = checked_url(base_url)
     if base_url is not None and serve is not None:
@@ -168,6 +178,38 @@ def _captured(file: Path) -> tuple[str, list[Case]]:
     if not cases:
         fail(EXIT_USAGE, f"{file}: holds no request")
     return text, cases
+
+
+def _offline(
+    file: Path, base_url: str | None, serve: str | None, oracle: str | None, out: Path
+) -> None:
+    """``--offline``: the last failing recorded turn of a cassette as the repro; exits."""
+    from agentfuzz.reduce_captured import (
+        NothingToReduce,
+        found_by_after,
+        offline,
+        write_reduction,
+    )
+
+    if base_url is not None or serve is not None:
+        fail(EXIT_USAGE, "--offline judges a recording: it takes neither --base-url nor --serve")
+    if file.suffix not in (".yaml", ".yml") or not file.is_file():
+        fail(EXIT_USAGE, f"--offline {file}: expected a cassette (.yaml), such as session.yaml")
+    writable_out(out)
+    try:
+        reduction = offline(file, oracle)
+    except NothingToReduce as exc:
+        click.echo(f"agentfuzz: {exc}")
+        raise Exit(EXIT_CLEAN, "") from None
+    text = file.read_text(encoding="utf-8", errors="replace")
+    found_by = found_by_after(_bundle_text(file, text), command_line(), config_used())
+    folder = write_reduction(out, reduction, str(file), found_by)
+    write_pytest_ini(out)
+    v = reduction.violation
+    click.echo(f"recorded: {v.oracle} on request {reduction.source + 1} (judged offline)")
+    click.echo(f"{v.oracle}: {v.message}")
+    click.echo(f"repro: {folder / 'repro.json'}")
+    raise Exit(EXIT_FOUND, "")
 
 
 def _bundle_text(file: Path, text: str) -> str:

@@ -138,3 +138,32 @@ def test_sigterm_stops_the_proxy_as_ctrl_c_does(tmp_path: Path) -> None:
             rest, _ = process.communicate(timeout=30)
     assert process.returncode == 0, rest
     assert "0 turns judged in 0 sessions, 0 findings" in rest
+
+
+def test_a_fault_in_the_answer_itself_is_cut_from_the_recording_offline(tmp_path: Path) -> None:
+    from .conftest import proxied
+
+    with proxied("vllm-responses-regen", tmp_path / "out") as (url, watch):
+        agent_clients.sdk_loop(url, "responses", True)
+    first = watch.caught[0]
+    assert first.violation.oracle == "identity"
+    session = first.folder / "session.yaml"
+    runner = CliRunner()
+    out = tmp_path / "offline"
+    result = runner.invoke(cli, ["reduce", str(session), "--offline", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert f"recorded: identity on request {first.turn} (judged offline)" in result.output
+    [folder] = out.glob("identity-*")
+    doc = json.loads((folder / "repro.json").read_text())
+    assert doc["reproduced"].startswith("recorded")
+    assert doc["found_by"]["reduce"]["command"].startswith("agentfuzz reduce ")
+    assert json.loads((folder / "reduction.json").read_text())["offline"] is True
+    # Its cassette replays the recorded answer: the bundle's own test passes offline.
+    assert (folder / "cassette.yaml").is_file()
+    for args, message in (
+        (["--serve", "fixed"], "takes neither --base-url nor --serve"),
+        ([], "expected a cassette"),
+    ):
+        given = session if args else first.folder / "session.json"
+        result = runner.invoke(cli, ["reduce", str(given), "--offline", *args])
+        assert result.exit_code == 2 and message in result.output, result.output
