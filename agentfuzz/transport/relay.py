@@ -102,8 +102,10 @@ class _Relay:
         self.upstream = upstream.rstrip("/")
         self.seen = seen
         limit = httpx.Timeout(connect=10.0, read=timeout, write=timeout, pool=None)
-        # No decoding, no redirects: the client gets what the upstream sent.
+        # No decoding, no redirects: the client gets what the upstream sent. No headers of
+        # httpx's own either (it would ask for gzip where the client did not): the client's go.
         self.client = httpx.AsyncClient(timeout=limit, follow_redirects=False)
+        self.client.headers.clear()
 
     async def forward(self, request: Request) -> Response:
         tail = request.url.path.removeprefix("/v1")

@@ -125,6 +125,8 @@ def test_the_key_and_the_users_headers_reach_the_upstream_and_no_file(tmp_path: 
     assert answer.choices[0].message.content == "ok"
     assert heard[0]["authorization"] == "Bearer sk-KEY-SECRET"
     assert heard[0]["x-team"] == "TEAM-SECRET"
+    # The client's own headers, nothing of the proxy's HTTP library's in their place.
+    assert heard[0]["user-agent"].startswith("OpenAI/"), heard[0]
     assert watch.judged == 1
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert written, "the session was recorded"
@@ -257,3 +259,34 @@ def test_an_upstream_too_slow_for_the_proxys_timeout_is_a_slow_answer_not_a_faul
     assert watch.caught == []
     [session] = watch.sessions.all
     assert session.turns[0].observation.exchange.slow
+
+
+def test_the_upstream_gets_the_clients_headers_and_no_others(tmp_path: Path) -> None:
+    import http.client
+
+    heard: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            heard.append({k.lower(): v for k, v in self.headers.items()})
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps(_ANSWER).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    with _upstream(Handler) as upstream, _watched(upstream, tmp_path) as (url, _):
+        host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        connection.request("POST", "/v1/chat/completions", body, {"X-Only": "this"})
+        assert connection.getresponse().read() == json.dumps(_ANSWER).encode()
+        connection.close()
+    # http.client asks for no compression and names no agent: neither may the proxy.
+    assert heard[0]["accept-encoding"] == "identity"
+    assert "user-agent" not in heard[0] and heard[0]["x-only"] == "this"
