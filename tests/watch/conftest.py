@@ -7,9 +7,13 @@ and the OpenAI Agents SDK's ``Runner``.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.watch import Watch, watching
@@ -31,3 +35,62 @@ def proxied(profile: str, out: Path, record: Path | None = None) -> Iterator[tup
                 yield url, watch
         finally:
             watch.close()
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A hand-written server (``handler``) on a free loopback port; yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class Quiet(BaseHTTPRequestHandler):
+    """A handler that logs nothing and hands each POST's JSON body to ``answer``."""
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+    def body(self) -> Any:
+        return json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+
+    def send_json(self, status: int, answer: Any) -> None:
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def one_chunk_then(then: Callable[[], None], text: str = "par") -> type[BaseHTTPRequestHandler]:
+    """A chat server whose stream sends one chunk of ``text``, calls ``then`` (waits, say), and
+    drops the connection without the stream's last chunk."""
+
+    class Handler(Quiet):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.body()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"content": text}}],
+            }
+            event = f"data: {json.dumps(chunk)}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+            then()
+            self.close_connection = True
+
+    return Handler

@@ -9,7 +9,6 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.watch import Watch, watching
 
-from .conftest import proxied
+from .conftest import Quiet, one_chunk_then, proxied, serving
 
 # Only the clock differs between two fresh reference servers given the same requests.
 _CLOCK = re.compile(rb'"created(_at)?": ?\d+')
@@ -59,17 +58,6 @@ def test_the_client_reads_byte_identical_answers_with_and_without_the_proxy(
     assert any(b"event: response.completed" in answer for answer in through)
 
 
-@contextmanager
-def _upstream(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 _ANSWER = {
     "id": "chatcmpl-1",
     "object": "chat.completion",
@@ -94,23 +82,20 @@ def _watched(upstream: str, out: Path, record: Path | None = None) -> Iterator[t
 def test_the_key_and_the_users_headers_reach_the_upstream_and_no_file(tmp_path: Path) -> None:
     heard: list[dict[str, str]] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *_: object) -> None:
-            pass
-
+    class Handler(Quiet):
         def do_POST(self) -> None:
             heard.append({k.lower(): v for k, v in self.headers.items()})
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            body = json.dumps(_ANSWER).encode()
+            self.body()
+            data = json.dumps(_ANSWER).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Set-Cookie", "session=COOKIE-SECRET")
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(data)
 
     with (
-        _upstream(Handler) as upstream,
+        serving(Handler) as upstream,
         _watched(upstream, tmp_path / "out", tmp_path / "rec") as (
             url,
             watch,
@@ -139,28 +124,11 @@ def test_the_key_and_the_users_headers_reach_the_upstream_and_no_file(tmp_path: 
 def test_an_answer_the_upstream_breaks_off_is_broken_off_for_the_client_and_judged(
     tmp_path: Path,
 ) -> None:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *_: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            event = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
-            event += b'"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n'
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-            self.wfile.flush()
-            # No last chunk: the connection just ends.
-            self.close_connection = True
+    Handler = one_chunk_then(lambda: None)  # the connection just ends
 
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     with (
-        _upstream(Handler) as upstream,
+        serving(Handler) as upstream,
         _watched(upstream, tmp_path / "out") as (url, watch),
         httpx.Client() as client,
         pytest.raises(httpx.RemoteProtocolError),
@@ -178,28 +146,11 @@ def test_an_answer_the_upstream_breaks_off_is_broken_off_for_the_client_and_judg
 def test_an_answer_the_client_leaves_midway_is_not_judged(tmp_path: Path) -> None:
     release = threading.Event()
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *_: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            event = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
-            event += b'"choices":[{"index":0,"delta":{"content":"par"}}]}\n\n'
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-            self.wfile.flush()
-            release.wait(30)
-            self.close_connection = True
+    Handler = one_chunk_then(lambda: release.wait(30))
 
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     try:
-        with _upstream(Handler) as upstream, _watched(upstream, tmp_path / "out") as (url, watch):
+        with serving(Handler) as upstream, _watched(upstream, tmp_path / "out") as (url, watch):
             with (
                 httpx.Client() as client,
                 client.stream("POST", url + "/chat/completions", json=body) as answer,
@@ -218,28 +169,12 @@ def test_an_upstream_too_slow_for_the_proxys_timeout_is_a_slow_answer_not_a_faul
 ) -> None:
     release = threading.Event()
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *_: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            event = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
-            event += b'"choices":[{"index":0,"delta":{"content":"thinking"}}]}\n\n'
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-            self.wfile.flush()
-            release.wait(30)  # a model still thinking, past the proxy's patience
-            self.close_connection = True
+    # A model still thinking, past the proxy's patience.
+    Handler = one_chunk_then(lambda: release.wait(30), text="thinking")
 
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     try:
-        with _upstream(Handler) as upstream:
+        with serving(Handler) as upstream:
             watch = Watch(upstream, tmp_path, say=lambda _: None, timeout=0.5)
             try:
                 with (
@@ -266,22 +201,14 @@ def test_the_upstream_gets_the_clients_headers_and_no_others(tmp_path: Path) -> 
 
     heard: list[dict[str, str]] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *_: object) -> None:
-            pass
-
+    class Handler(Quiet):
         def do_POST(self) -> None:
             heard.append({k.lower(): v for k, v in self.headers.items()})
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            body = json.dumps(_ANSWER).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.body()
+            self.send_json(200, _ANSWER)
 
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
-    with _upstream(Handler) as upstream, _watched(upstream, tmp_path) as (url, _):
+    with serving(Handler) as upstream, _watched(upstream, tmp_path) as (url, _):
         host, port = url.removeprefix("http://").removesuffix("/v1").split(":")
         connection = http.client.HTTPConnection(host, int(port), timeout=30)
         connection.request("POST", "/v1/chat/completions", body, {"X-Only": "this"})

@@ -3,11 +3,8 @@ server's own: the session oracles judge real traffic as they judge session mode.
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,22 +12,20 @@ import httpx
 
 from agentfuzz.watch import Watch, watching
 
-from .conftest import proxied
+from .conftest import Quiet, proxied, serving
 
 _CALL = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
 _TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
 
 
-def _chat(message: dict[str, Any], finish: str) -> bytes:
-    return json.dumps(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "m",
-            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-        }
-    ).encode()
+def _chat(message: dict[str, Any], finish: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+    }
 
 
 @contextmanager
@@ -38,31 +33,18 @@ def _refuses_its_own_history() -> Iterator[str]:
     """A chat server that calls ``f`` as ``call_1``, then refuses (400) any history holding an
     assistant message: a server that cannot take back its own output."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *_: object) -> None:
-            pass
-
+    class Handler(Quiet):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = self.body()
             replied = any(m.get("role") == "assistant" for m in body["messages"])
             if replied:
-                status, answer = 400, json.dumps({"error": {"message": "bad history"}}).encode()
+                self.send_json(400, {"error": {"message": "bad history"}})
             else:
                 message = {"role": "assistant", "content": None, "tool_calls": [_CALL]}
-                status, answer = 200, _chat(message, "tool_calls")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
+                self.send_json(200, _chat(message, "tool_calls"))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 def _second_turn(call_id: str) -> list[dict[str, Any]]:
@@ -75,10 +57,10 @@ def _second_turn(call_id: str) -> list[dict[str, Any]]:
 
 
 def _watch_two_turns(tmp_path: Path, call_id: str) -> Watch:
-    with _refuses_its_own_history() as upstream:
-        watch = Watch(upstream, tmp_path, say=lambda _: None)
+    with _refuses_its_own_history() as base:
+        watch = Watch(base, tmp_path, say=lambda _: None)
         try:
-            with watching(upstream, watch) as url, httpx.Client() as client:
+            with watching(base, watch) as url, httpx.Client() as client:
                 first = [{"role": "user", "content": "use f"}]
                 for messages in (first, _second_turn(call_id)):
                     body = {"model": "m", "messages": messages, "tools": _TOOLS}
