@@ -20,7 +20,10 @@ cassettes. ``fuzz_mode`` runs the passes of one api/stream mode.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib
+import pkgutil
 import sys
 import threading
 import warnings
@@ -33,7 +36,9 @@ from hypothesis import HealthCheck, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, HypothesisWarning
+from hypothesis.internal.conjecture import providers as _providers
 from hypothesis.internal.conjecture.engine import ConjectureRunner as _Runner
+from hypothesis.internal.constants_ast import Constants, constants_from_module
 from hypothesis.reporting import with_reporter
 from hypothesis.strategies import SearchStrategy
 
@@ -143,7 +148,7 @@ def run_pass(
     # One example database key per target and mode, so saved failures replay where they failed.
     prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
     try:
-        with with_reporter(_dropped):
+        with with_reporter(_dropped), _seed_alone():
             prop()
     except BaseException as raised:
         leaves = [_interrupt_behind(e) or e for e in _leaves(raised)]
@@ -154,6 +159,54 @@ def run_pass(
         if foreign:
             # A bug of ours (or of a strategy), not a finding: it must not pass for one.
             raise foreign[0] from None
+
+
+# Hypothesis mixes into what it draws the constants of every "local" module loaded at the time
+# (an editable install's, the user's own). Which modules a process happened to import would then
+# change what a seed generates: a campaign's seed would not give the same requests in the CLI and
+# under pytest, after an unrelated change, or from a wheel (whose modules are not "local" at all).
+# While a pass runs, the constants are agentfuzz's own, every module of it, whatever is loaded:
+# the markup, field names and id shapes they hold are a fuzzing dictionary worth keeping. Counted,
+# since --workers runs passes in threads of one process.
+_LOCAL: dict[str, Any] = {"depth": 0, "saved": None}
+_LOCAL_LOCK = threading.Lock()
+
+
+@functools.cache
+def _own_constants() -> Any:
+    import agentfuzz
+
+    found = Constants()
+    prefix = agentfuzz.__name__ + "."
+    for info in sorted(pkgutil.walk_packages(agentfuzz.__path__, prefix), key=lambda m: m.name):
+        if info.name.endswith(".__main__"):
+            continue  # importing it would run the command line
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional part whose dependency is absent
+            continue
+        found = found | constants_from_module(module)
+    return found
+
+
+@contextlib.contextmanager
+def _seed_alone() -> Iterator[None]:
+    """Generation that depends on the seed, the strategy and agentfuzz alone (see ``_LOCAL``)."""
+    constants = _own_constants()
+    with _LOCAL_LOCK:
+        if _LOCAL["depth"] == 0:
+            _LOCAL["saved"] = _providers._get_local_constants
+            _providers._get_local_constants = lambda: constants
+            _providers.CONSTANTS_CACHE.cache.clear()
+        _LOCAL["depth"] += 1
+    try:
+        yield
+    finally:
+        with _LOCAL_LOCK:
+            _LOCAL["depth"] -= 1
+            if _LOCAL["depth"] == 0:
+                _providers._get_local_constants = _LOCAL["saved"]
+                _providers.CONSTANTS_CACHE.cache.clear()
 
 
 def _dropped(text: object) -> None:

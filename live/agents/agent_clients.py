@@ -250,15 +250,16 @@ async def _agents(base_url: str, api: str, stream: bool, model_name: str) -> Did
     return did
 
 
-Loop = Callable[[str], Did]
+# A client run: the base URL, and the model name (default "m", what the reference server takes).
+Loop = Callable[..., Did]
 
 
 def _sdk(api: str, stream: bool, **kw: bool) -> Loop:
-    return lambda url: sdk_loop(url, api, stream, **kw)
+    return lambda url, model="m": sdk_loop(url, api, stream, model=model, **kw)
 
 
 def _runner(api: str, stream: bool) -> Loop:
-    return lambda url: agents_loop(url, api, stream)
+    return lambda url, model="m": agents_loop(url, api, stream, model=model)
 
 
 # Each seed profile, a client loop that meets its bug, and the signature the proxy must write.
