@@ -38,7 +38,6 @@ from agentfuzz.passes import (
     OutOfTime,
     TargetGone,
     fuzz_mode,
-    same_questions,
 )
 from agentfuzz.plan import Plan
 from agentfuzz.reduction import reduce_case
@@ -84,10 +83,8 @@ class _Run:
         """Run the campaign; however it ends, the report says how (see ``run``). A bug of ours
         is returned, for ``run`` to raise with the report."""
         target, report = self.target, self.report
-        replaying = self.config.cassette is not None
         try:
-            with same_questions() if replaying else contextlib.nullcontext():
-                self.campaign()
+            self.campaign()
         except Diverged as diverged:
             # Findings so far are on disk; the replay itself cannot go on.
             target.close()

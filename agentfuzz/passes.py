@@ -13,8 +13,9 @@ example, saves nothing to its database and re-raises it. Only when Hypothesis re
 failing examples at the end of a pass does it collect whatever each one raises, a halt included,
 into one ``BaseExceptionGroup``; ``run_pass`` takes such a group apart and re-raises the halt alone.
 
-``same_questions`` makes generation a function of the seed alone, for campaigns replayed from
-cassettes. ``fuzz_mode`` runs the passes of one api/stream mode.
+Each pass draws from the seed, the strategy and agentfuzz alone (``_seed_alone``): a campaign
+replayed from cassettes asks what the live run asked. ``fuzz_mode`` runs the passes of one
+api/stream mode.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, HypothesisWarning
 from hypothesis.internal.conjecture import providers as _providers
 from hypothesis.internal.conjecture.engine import ConjectureRunner as _Runner
-from hypothesis.internal.constants_ast import Constants, constants_from_module
 from hypothesis.reporting import with_reporter
 from hypothesis.strategies import SearchStrategy
 
@@ -59,7 +59,6 @@ __all__ = [
     "failure",
     "fuzz_mode",
     "run_pass",
-    "same_questions",
 ]
 
 
@@ -174,6 +173,8 @@ _LOCAL_LOCK = threading.Lock()
 
 @functools.cache
 def _own_constants() -> Any:
+    from hypothesis.internal.constants_ast import Constants, constants_from_module
+
     import agentfuzz
 
     found = Constants()
@@ -191,7 +192,13 @@ def _own_constants() -> Any:
 
 @contextlib.contextmanager
 def _seed_alone() -> Iterator[None]:
-    """Generation that depends on the seed, the strategy and agentfuzz alone (see ``_LOCAL``)."""
+    """Generation that depends on the seed, the strategy and agentfuzz alone (see ``_LOCAL``).
+    A Hypothesis without local constants (before 6.131, or one that moved them) needs nothing."""
+    if not hasattr(_providers, "_get_local_constants") or not hasattr(
+        _providers, "CONSTANTS_CACHE"
+    ):
+        yield
+        return
     constants = _own_constants()
     with _LOCAL_LOCK:
         if _LOCAL["depth"] == 0:
@@ -248,37 +255,6 @@ def _severity(halt: KeyboardInterrupt) -> int:
     if isinstance(halt, EnoughFailures):
         return -1
     return 0 if isinstance(halt, OutOfTime) else 1
-
-
-@contextlib.contextmanager
-def same_questions() -> Iterator[None]:
-    """Make generation a function of the seed alone while a campaign plays from cassettes.
-
-    Hypothesis mixes into its draws constants it finds in the "local" modules already imported
-    (an editable install of agentfuzz counts), so a replay that never imports the reference
-    server would ask other questions than the live run that recorded it. There is no public
-    switch: this swaps the private collector for an empty one, and is a no-op if it is gone.
-    """
-    try:
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
-    except ImportError:  # pragma: no cover - a Hypothesis without local constants
-        yield
-        return
-    collector = getattr(providers, "_get_local_constants", None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if collector is None or cache is None:  # pragma: no cover
-        yield
-        return
-    empty = Constants()
-    providers._get_local_constants = lambda: empty
-    # Cached draws may already hold local constants: start from an empty cache of that kind.
-    providers.CONSTANTS_CACHE = type(cache)(1024)
-    try:
-        yield
-    finally:
-        providers._get_local_constants = collector
-        providers.CONSTANTS_CACHE = cache
 
 
 MAX_PASSES = 8
