@@ -223,8 +223,11 @@ def _listening(host: str, port: int) -> socket.socket:
     return sock
 
 
+_QUIET = _Quiet()
+
+
 def _server(app: Starlette) -> uvicorn.Server:
-    logging.getLogger("uvicorn.error").addFilter(_Quiet())
+    logging.getLogger("uvicorn.error").addFilter(_QUIET)  # once: the same filter is kept once
     config = uvicorn.Config(
         app, log_config=None, log_level="warning", access_log=False, timeout_graceful_shutdown=2
     )
