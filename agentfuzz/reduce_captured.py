@@ -261,12 +261,11 @@ def offline(path: Path, oracle: str | None = None) -> Reduction:
     when no server is at hand to cut it further. ``NothingToReduce`` when no turn fails;
     ``CassetteError`` (one line) for a file that is not a usable cassette."""
     replayed = replay_cassette(path, seed=None, recording=True)
-    cases = cassette_cases(path)
     for number in reversed(range(len(replayed.turns))):
         turn = replayed.turns[number]
         hits = [v for v in turn.violations if oracle is None or v.oracle == oracle]
-        if hits and turn.observation.exchange.status is not None:
-            case = cases[number]
+        if hits and turn.observation.exchange.status is not None and turn.case is not None:
+            case = turn.case
             steps = [{"target_calls": 0, "size": case.history.size, "failed": True}]
             return Reduction(
                 source=number,

@@ -46,6 +46,8 @@ class ReplayedTurn:
     recorded: list[dict[str, str]]
     observation: Observation
     violations: list[Violation]
+    # The case the turn was recorded with (its provenance included).
+    case: Case | None = None
 
     @property
     def same(self) -> bool:
@@ -97,7 +99,8 @@ def replay_cassette(path: Path, seed: int | None = 0, recording: bool = False) -
             said = {(v["oracle"], v.get("signature", "")) for v in turn.verdicts}
             found = [_as_said(v, turn.case, said) for v in oracles.check(turn.case, obs)]
             url = obs.exchange.url
-            result.turns.append(ReplayedTurn(turn.number, url, turn.verdicts, obs, found))
+            replayed = ReplayedTurn(turn.number, url, turn.verdicts, obs, found, turn.case)
+            result.turns.append(replayed)
     return result
 
 

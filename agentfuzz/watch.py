@@ -88,13 +88,13 @@ class _Sessions:
     def __init__(self) -> None:
         self.all: list[_Session] = []
 
-    def place(self, body: dict[str, Any]) -> _Session:
+    def place(self, body: dict[str, Any], items: list[str]) -> _Session:
+        """``items``: the body's history items as ``_wire_items`` gives them."""
         previous = body.get("previous_response_id")
         if isinstance(previous, str):
             for session in reversed(self.all):
                 if previous in session.response_ids:
                     return session
-        items = _wire_items(body)
         best: _Session | None = None
         for session in reversed(self.all):
             n = len(session.items)
@@ -221,13 +221,14 @@ class Watch:
             self.upstream, str(model or ""), transport=replayed(forwarded), timeout=600.0
         ) as target:
             obs = target.resend(forwarded.path, body, case.stream, failed=forwarded.failure)
-        session = self.sessions.place(body)
+        items = _wire_items(body)
+        session = self.sessions.place(body, items)
         number = len(session.turns) + 1
         case = case.model_copy(update={"session": _provenance(case, session, number)})
         found = self.judge.check(case, obs)
         turn = Turn(number, case, obs, tuple(found))
         session.turns.append(turn)
-        session.items = _wire_items(body)
+        session.items = items
         _remember(session, obs)
         self.judged += 1
         if self.record is not None:

@@ -24,6 +24,11 @@ from tempfile import TemporaryDirectory
 
 import httpx
 
+# Run as a script (``python bench/proxy.py``): the helpers sit beside it, not in a package.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import agentfuzz_command, served
+
 BODIES = {
     "chat": {
         "model": "m",
@@ -44,18 +49,17 @@ BODIES = {
 
 
 @contextmanager
-def _running(command: list[str]) -> Iterator[str]:
-    """Start an agentfuzz command that prints 'listening on URL'; yield the base URL with /v1."""
+def _proxy(upstream: str, out: str) -> Iterator[str]:
+    """``agentfuzz proxy`` in front of ``upstream`` on a free port; yields its base URL."""
+    command = [*agentfuzz_command(), "proxy", "--upstream", upstream, "--port", "0", "--out", out]
     env = os.environ | {"PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     assert process.stdout is not None
     try:
-        for line in process.stdout:
-            if line.startswith("listening on "):
-                url = line.split()[2].rstrip("/")
-                yield url if url.endswith("/v1") else url + "/v1"
-                return
-        raise SystemExit(f"{command[3]} did not start")
+        line = process.stdout.readline()
+        if not line.startswith("listening on "):
+            raise SystemExit(f"agentfuzz proxy did not start: {line.strip()}")
+        yield line.split()[2]
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -73,29 +77,29 @@ def _timed(client: httpx.Client, url: str, body: dict[str, object]) -> tuple[flo
 
 
 def measure(requests: int, latency: int) -> list[tuple[str, float, float, float, float]]:
-    agentfuzz = [sys.executable, "-m", "agentfuzz"]
     rows = []
     with TemporaryDirectory() as out:
-        serve = [*agentfuzz, "serve", "fixed", "--port", "0", "--latency", str(latency)]
-        with _running(serve) as upstream:
-            proxy = [*agentfuzz, "proxy", "--upstream", upstream, "--port", "0", "--out", out]
-            with _running(proxy) as through, httpx.Client(timeout=60) as client:
-                for api, path in (("chat", "/chat/completions"), ("responses", "/responses")):
-                    for stream in (True, False):
-                        body = BODIES[api] | {"stream": stream}
-                        for _ in range(10):  # warm-up, both ways
-                            _timed(client, upstream + path, body)
-                            _timed(client, through + path, body)
-                        direct, proxied = [], []
-                        for _ in range(requests):
-                            direct.append(_timed(client, upstream + path, body))
-                            proxied.append(_timed(client, through + path, body))
-                        mode = f"{api}/{'stream' if stream else 'no-stream'}"
-                        d_first = statistics.median(f for f, _ in direct)
-                        d_total = statistics.median(t for _, t in direct)
-                        p_first = statistics.median(f for f, _ in proxied)
-                        p_total = statistics.median(t for _, t in proxied)
-                        rows.append((mode, d_first, p_first, d_total, p_total))
+        with (
+            served("fixed", latency) as (upstream, _),
+            _proxy(upstream, out) as through,
+            httpx.Client(timeout=60) as client,
+        ):
+            for api, path in (("chat", "/chat/completions"), ("responses", "/responses")):
+                for stream in (True, False):
+                    body = BODIES[api] | {"stream": stream}
+                    for _ in range(10):  # warm-up, both ways
+                        _timed(client, upstream + path, body)
+                        _timed(client, through + path, body)
+                    direct, proxied = [], []
+                    for _ in range(requests):
+                        direct.append(_timed(client, upstream + path, body))
+                        proxied.append(_timed(client, through + path, body))
+                    mode = f"{api}/{'stream' if stream else 'no-stream'}"
+                    d_first = statistics.median(f for f, _ in direct)
+                    d_total = statistics.median(t for _, t in direct)
+                    p_first = statistics.median(f for f, _ in proxied)
+                    p_total = statistics.median(t for _, t in proxied)
+                    rows.append((mode, d_first, p_first, d_total, p_total))
         judged = sum(1 for _ in Path(out).glob("*/repro.json"))
     assert judged == 0, "the proxy found something on `fixed`: the bench measures a silent run"
     return rows

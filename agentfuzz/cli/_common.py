@@ -113,11 +113,11 @@ def oracle_names(value: str | None) -> list[str] | None:
     return names
 
 
-def checked_url(value: str | None) -> str | None:
+def checked_url(value: str | None, flag: str = "--base-url") -> str | None:
     """``value`` if it is an http(s) URL with a host and a valid port; else exit 2."""
     problem = None if value is None else base_url_problem(value)
     if problem:
-        fail(EXIT_USAGE, f"--base-url {value!r}: {problem}")
+        fail(EXIT_USAGE, f"{flag} {value!r}: {problem}")
     return value
 
 

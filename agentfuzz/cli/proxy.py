@@ -12,6 +12,7 @@ from agentfuzz.cli._common import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     Exit,
+    checked_url,
     command_line,
     fail,
     oracle_names,
@@ -22,7 +23,6 @@ from agentfuzz.cli._common import (
 )
 from agentfuzz.cli._group import cli
 from agentfuzz.config import new_run_id, version
-from agentfuzz.options import base_url_problem
 from agentfuzz.profiles import load_profile
 
 PROXY_EXIT_CODES = """\b
@@ -100,9 +100,7 @@ def proxy(
     """
     from agentfuzz.watch import Watch, reachable, run_proxy
 
-    problem = base_url_problem(upstream)
-    if problem:
-        fail(EXIT_USAGE, f"--upstream {upstream!r}: {problem}")
+    checked_url(upstream, "--upstream")
     chosen, skipped = oracle_names(only), oracle_names(skip) or []
     fuzz_profile = load_profile(profile)
     writable_out(out)

@@ -121,12 +121,7 @@ def reduce(
     `agentfuzz proxy` writes beside each failing session (the last failing request is
     reduced). Exit 1 with a bundle when reduced, 0 when nothing in FILE fails on the target.
     """
-    from agentfuzz.reduce_captured import (
-        NothingToReduce,
-        found_by_after,
-        reduce_input,
-        write_reduction,
-    )
+    from agentfuzz.reduce_captured import NothingToReduce, reduce_input
     from agentfuzz.target import Target
 
     if oracle is not None:
@@ -153,9 +148,7 @@ def reduce(
             raise Exit(EXIT_CLEAN, "") from None
         finally:
             target.close()
-    found_by = found_by_after(_bundle_text(file, text), command_line(), config_used())
-    _say(reduction, len(cases), write_reduction(out, reduction, str(file), found_by))
-    write_pytest_ini(out)
+    _say(reduction, len(cases), _written(file, text, reduction, out))
     raise Exit(EXIT_FOUND, "")
 
 
@@ -184,12 +177,7 @@ def _offline(
     file: Path, base_url: str | None, serve: str | None, oracle: str | None, out: Path
 ) -> None:
     """``--offline``: the last failing recorded turn of a cassette as the repro; exits."""
-    from agentfuzz.reduce_captured import (
-        NothingToReduce,
-        found_by_after,
-        offline,
-        write_reduction,
-    )
+    from agentfuzz.reduce_captured import NothingToReduce, offline
 
     if base_url is not None or serve is not None:
         fail(EXIT_USAGE, "--offline judges a recording: it takes neither --base-url nor --serve")
@@ -201,15 +189,24 @@ def _offline(
     except NothingToReduce as exc:
         click.echo(f"agentfuzz: {exc}")
         raise Exit(EXIT_CLEAN, "") from None
-    text = file.read_text(encoding="utf-8", errors="replace")
-    found_by = found_by_after(_bundle_text(file, text), command_line(), config_used())
-    folder = write_reduction(out, reduction, str(file), found_by)
-    write_pytest_ini(out)
+    # A cassette names no campaign: who found it is its bundle's word, if it has one.
+    folder = _written(file, "", reduction, out)
     v = reduction.violation
     click.echo(f"recorded: {v.oracle} on request {reduction.source + 1} (judged offline)")
     click.echo(f"{v.oracle}: {v.message}")
     click.echo(f"repro: {folder / 'repro.json'}")
     raise Exit(EXIT_FOUND, "")
+
+
+def _written(file: Path, text: str, reduction: Reduction, out: Path) -> Path:
+    """Write ``reduction``'s bundle, its ``found_by`` saying who found FILE (``text``) and
+    that this run cut it down, and make ``out`` collectable by pytest; the bundle's folder."""
+    from agentfuzz.reduce_captured import found_by_after, write_reduction
+
+    found_by = found_by_after(_bundle_text(file, text), command_line(), config_used())
+    folder = write_reduction(out, reduction, str(file), found_by)
+    write_pytest_ini(out)
+    return folder
 
 
 def _bundle_text(file: Path, text: str) -> str:
