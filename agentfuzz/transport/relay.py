@@ -13,6 +13,7 @@ to ``seen`` once the client has the last chunk. The proxy never writes a key or 
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -90,6 +91,37 @@ def _failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")[:_FAILURE_LIMIT]
 
 
+# The events that end a Responses stream: a client has the whole answer once it reads one.
+_LAST_EVENTS = {"response.completed", "response.failed", "response.incomplete"}
+
+
+def _whole(raw: bytes) -> bool:
+    """Whether ``raw`` is a whole answer already: a JSON document, or a stream whose last
+    complete event ends it (chat's ``[DONE]``, or the event that ends a response)."""
+    if raw.lstrip().startswith(b"{"):
+        try:
+            json.loads(raw)
+        except ValueError:
+            return False
+        return True
+    # Whatever follows the last blank line is an event cut short.
+    events = [e for e in raw.replace(b"\r\n", b"\n").split(b"\n\n")[:-1] if e.strip()]
+    if not events:
+        return False
+    data = b"\n".join(
+        line.removeprefix(b"data:").strip()
+        for line in events[-1].split(b"\n")
+        if line.startswith(b"data:")
+    )
+    if data == b"[DONE]":
+        return True
+    try:
+        event = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(event, dict) and event.get("type") in _LAST_EVENTS
+
+
 def _kept(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
     pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
     return [(k, v) for k, v in pairs if k.lower() not in _HOP]
@@ -164,8 +196,10 @@ class _Relay:
             failure = slow + _failure(exc)
             raise _UpstreamBroke(failure) from None
         except BaseException:
-            # Cancelled or closed while yielding: the client went away.
-            left = True
+            # Cancelled or closed while yielding: the client went away, before the end of the
+            # answer unless it already had all of it (the openai SDK hangs up at ``[DONE]``,
+            # often before the upstream's own end of the stream reaches the proxy).
+            left = not _whole(b"".join(chunks))
             raise
         finally:
             await upstream.aclose()

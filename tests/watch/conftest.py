@@ -67,9 +67,12 @@ class Quiet(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def one_chunk_then(then: Callable[[], None], text: str = "par") -> type[BaseHTTPRequestHandler]:
+def one_chunk_then(
+    then: Callable[[], None], text: str = "par", done: bool = False
+) -> type[BaseHTTPRequestHandler]:
     """A chat server whose stream sends one chunk of ``text``, calls ``then`` (waits, say), and
-    drops the connection without the stream's last chunk."""
+    drops the connection without the chunked body's last chunk; or with ``done``, sends the
+    stream's last events too (a finish reason, ``[DONE]``) and ends the body after ``then``."""
 
     class Handler(Quiet):
         protocol_version = "HTTP/1.1"
@@ -87,10 +90,16 @@ def one_chunk_then(then: Callable[[], None], text: str = "par") -> type[BaseHTTP
                 "model": "m",
                 "choices": [{"index": 0, "delta": {"content": text}}],
             }
-            event = f"data: {json.dumps(chunk)}\n\n".encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            events = [f"data: {json.dumps(chunk)}\n\n"]
+            if done:
+                last = dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+                events += [f"data: {json.dumps(last)}\n\n", "data: [DONE]\n\n"]
+            for event in (e.encode() for e in events):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.flush()
             then()
+            if done:
+                self.wfile.write(b"0\r\n\r\n")
             self.close_connection = True
 
     return Handler

@@ -17,6 +17,7 @@ import openai
 import pytest
 
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.transport.relay import Forwarded, relay_app, serving_relay
 from agentfuzz.watch import Watch, watching
 
 from .conftest import Quiet, one_chunk_then, proxied, serving
@@ -164,6 +165,39 @@ def test_an_answer_the_client_leaves_midway_is_not_judged(tmp_path: Path) -> Non
     assert watch.judged == 0 and watch.caught == []
 
 
+def test_a_client_that_hangs_up_at_done_had_the_whole_answer(tmp_path: Path) -> None:
+    # The openai SDK closes the connection once it reads ``[DONE]``, often before the
+    # upstream's end of the chunked body reaches the proxy: that answer was whole, and judged.
+    release, heard = threading.Event(), threading.Event()
+    kept: list[Forwarded] = []
+
+    def seen(forwarded: Forwarded) -> None:
+        kept.append(forwarded)
+        heard.set()
+
+    Handler = one_chunk_then(lambda: release.wait(30), text="hello", done=True)
+
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    try:
+        with serving(Handler) as upstream, serving_relay(relay_app(upstream, seen)) as url:
+            with (
+                httpx.Client() as client,
+                client.stream("POST", url + "/chat/completions", json=body) as answer,
+            ):
+                lines = answer.iter_lines()
+                while next(lines) != "data: [DONE]":
+                    pass
+            # The proxy hears the client hang up while the upstream still holds its end.
+            heard.wait(10)
+            release.set()
+            assert heard.wait(10)
+    finally:
+        release.set()
+    [forwarded] = kept
+    assert not forwarded.client_left and forwarded.failure is None
+    assert forwarded.raw.endswith(b"data: [DONE]\n\n")
+
+
 def test_an_upstream_too_slow_for_the_proxys_timeout_is_a_slow_answer_not_a_fault(
     tmp_path: Path,
 ) -> None:
@@ -217,3 +251,24 @@ def test_the_upstream_gets_the_clients_headers_and_no_others(tmp_path: Path) -> 
     # http.client asks for no compression and names no agent: neither may the proxy.
     assert heard[0]["accept-encoding"] == "identity"
     assert "user-agent" not in heard[0] and heard[0]["x-only"] == "this"
+
+
+@pytest.mark.parametrize(
+    ("raw", "whole"),
+    [
+        (b'{"id": "r", "output": []}', True),
+        (b'{"id": "r", "output": [', False),
+        (b'data: {"choices": []}\n\ndata: [DONE]\n\n', True),
+        (b'data: {"choices": []}\n\ndata: [DO', False),
+        (b'data: {"choices": []}\n\n', False),
+        (b'event: response.completed\ndata: {"type": "response.completed"}\n\n', True),
+        (b'event: response.completed\r\ndata: {"type": "response.completed"}\r\n\r\n', True),
+        (b'event: response.completed\ndata: {"type": "response.compl', False),
+        (b'data: {"type": "response.output_text.delta"}\n\n', False),
+        (b"", False),
+    ],
+)
+def test_a_whole_answer_is_told_from_one_cut_short(raw: bytes, whole: bool) -> None:
+    from agentfuzz.transport.relay import _whole
+
+    assert _whole(raw) is whole
