@@ -92,12 +92,13 @@ def _failure(exc: BaseException) -> str:
 
 
 # The events that end a Responses stream: a client has the whole answer once it reads one.
-_LAST_EVENTS = {"response.completed", "response.failed", "response.incomplete"}
+_LAST_EVENTS = {"response.completed", "response.failed", "response.incomplete", "error"}
 
 
 def _whole(raw: bytes) -> bool:
     """Whether ``raw`` is a whole answer already: a JSON document, or a stream whose last
-    complete event ends it (chat's ``[DONE]``, or the event that ends a response)."""
+    complete event ends it: chat's ``[DONE]`` or an error frame (after which the openai SDK
+    raises), or an event that ends a response."""
     if raw.lstrip().startswith(b"{"):
         try:
             json.loads(raw)
@@ -119,7 +120,7 @@ def _whole(raw: bytes) -> bool:
         event = json.loads(data)
     except ValueError:
         return False
-    return isinstance(event, dict) and event.get("type") in _LAST_EVENTS
+    return isinstance(event, dict) and ("error" in event or event.get("type") in _LAST_EVENTS)
 
 
 def _kept(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
@@ -197,8 +198,8 @@ class _Relay:
             raise _UpstreamBroke(failure) from None
         except BaseException:
             # Cancelled or closed while yielding: the client went away, before the end of the
-            # answer unless it already had all of it (the openai SDK hangs up at ``[DONE]``,
-            # often before the upstream's own end of the stream reaches the proxy).
+            # answer unless it already had all of it (the openai SDK hangs up at ``[DONE]`` or
+            # an error frame, often before the upstream's end of the stream reaches the proxy).
             left = not _whole(b"".join(chunks))
             raise
         finally:

@@ -68,11 +68,11 @@ class Quiet(BaseHTTPRequestHandler):
 
 
 def one_chunk_then(
-    then: Callable[[], None], text: str = "par", done: bool = False
+    then: Callable[[], None], text: str = "par", last: tuple[str, ...] = ()
 ) -> type[BaseHTTPRequestHandler]:
     """A chat server whose stream sends one chunk of ``text``, calls ``then`` (waits, say), and
-    drops the connection without the chunked body's last chunk; or with ``done``, sends the
-    stream's last events too (a finish reason, ``[DONE]``) and ends the body after ``then``."""
+    drops the connection without the chunked body's last chunk; or with ``last``, sends those
+    events' data after the chunk and ends the body properly after ``then``."""
 
     class Handler(Quiet):
         protocol_version = "HTTP/1.1"
@@ -90,15 +90,11 @@ def one_chunk_then(
                 "model": "m",
                 "choices": [{"index": 0, "delta": {"content": text}}],
             }
-            events = [f"data: {json.dumps(chunk)}\n\n"]
-            if done:
-                last = dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
-                events += [f"data: {json.dumps(last)}\n\n", "data: [DONE]\n\n"]
-            for event in (e.encode() for e in events):
+            for event in (f"data: {data}\n\n".encode() for data in (json.dumps(chunk), *last)):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.flush()
             then()
-            if done:
+            if last:
                 self.wfile.write(b"0\r\n\r\n")
             self.close_connection = True
 

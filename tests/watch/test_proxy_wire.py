@@ -165,9 +165,24 @@ def test_an_answer_the_client_leaves_midway_is_not_judged(tmp_path: Path) -> Non
     assert watch.judged == 0 and watch.caught == []
 
 
-def test_a_client_that_hangs_up_at_done_had_the_whole_answer(tmp_path: Path) -> None:
-    # The openai SDK closes the connection once it reads ``[DONE]``, often before the
-    # upstream's end of the chunked body reaches the proxy: that answer was whole, and judged.
+_FINISH = json.dumps(
+    {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+)
+_ERROR = json.dumps({"error": {"message": "<|tool_call_begin|>", "code": 500}})
+
+
+@pytest.mark.parametrize("last", [(_FINISH, "[DONE]"), (_ERROR,)], ids=["done", "error-frame"])
+def test_a_client_that_hangs_up_at_the_end_had_the_whole_answer(
+    tmp_path: Path, last: tuple[str, ...]
+) -> None:
+    # The openai SDK closes the connection once it reads ``[DONE]`` or an error frame, often
+    # before the upstream's end of the chunked body reaches the proxy: that answer was whole.
     release, heard = threading.Event(), threading.Event()
     kept: list[Forwarded] = []
 
@@ -175,7 +190,7 @@ def test_a_client_that_hangs_up_at_done_had_the_whole_answer(tmp_path: Path) -> 
         kept.append(forwarded)
         heard.set()
 
-    Handler = one_chunk_then(lambda: release.wait(30), text="hello", done=True)
+    Handler = one_chunk_then(lambda: release.wait(30), text="hello", last=last)
 
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     try:
@@ -185,7 +200,7 @@ def test_a_client_that_hangs_up_at_done_had_the_whole_answer(tmp_path: Path) -> 
                 client.stream("POST", url + "/chat/completions", json=body) as answer,
             ):
                 lines = answer.iter_lines()
-                while next(lines) != "data: [DONE]":
+                while next(lines) != f"data: {last[-1]}":
                     pass
             # The proxy hears the client hang up while the upstream still holds its end.
             heard.wait(10)
@@ -195,7 +210,7 @@ def test_a_client_that_hangs_up_at_done_had_the_whole_answer(tmp_path: Path) -> 
         release.set()
     [forwarded] = kept
     assert not forwarded.client_left and forwarded.failure is None
-    assert forwarded.raw.endswith(b"data: [DONE]\n\n")
+    assert forwarded.raw.endswith(f"data: {last[-1]}\n\n".encode())
 
 
 def test_an_upstream_too_slow_for_the_proxys_timeout_is_a_slow_answer_not_a_fault(
@@ -265,6 +280,8 @@ def test_the_upstream_gets_the_clients_headers_and_no_others(tmp_path: Path) -> 
         (b'event: response.completed\r\ndata: {"type": "response.completed"}\r\n\r\n', True),
         (b'event: response.completed\ndata: {"type": "response.compl', False),
         (b'data: {"type": "response.output_text.delta"}\n\n', False),
+        (b'data: {"choices": []}\n\ndata: {"error": {"message": "m"}}\n\n', True),
+        (b'event: error\ndata: {"type": "error", "message": "m"}\n\n', True),
         (b"", False),
     ],
 )
