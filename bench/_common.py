@@ -31,9 +31,11 @@ def agentfuzz_command() -> list[str]:
 
 
 @contextlib.contextmanager
-def served(profile: str, latency_ms: int = 0) -> Iterator[tuple[str, str]]:
-    """Run ``agentfuzz serve PROFILE`` on a free port; yield its base URL and its model."""
+def served(profile: str, latency_ms: int = 0, *more: str) -> Iterator[tuple[str, str]]:
+    """Run ``agentfuzz serve PROFILE`` on a free port (``more``: further options of it); yield
+    its base URL and its model."""
     argv = [*agentfuzz_command(), "serve", profile, "--port", "0", "--latency", str(latency_ms)]
+    argv += more
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import click
 from rich.console import Console
@@ -60,6 +60,22 @@ _KINDS: dict[str, tuple[Kind, ...]] = {
     "session": ("session",),
     "both": ("synthetic", "session"),
 }
+
+
+class _Workers(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2 only
+    """``--workers``: a positive number, or ``auto``."""
+
+    name = "N|auto"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | Literal["auto"]:
+        text = str(value).strip()
+        if text == "auto":
+            return "auto"
+        if isinstance(value, bool) or not (text.isascii() and text.isdigit()) or int(text) < 1:
+            self.fail(f"{value!r}: a positive number, or auto", param, ctx)
+        return int(text)
 
 
 def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> Summary:
@@ -207,10 +223,13 @@ def _proxy_mode(
 )
 @click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=_Workers(),
     default=1,
-    help="Shards run in parallel (processes through pytest-xdist), each with its own seed; "
-    "their findings are merged into --out.",
+    help="Requests kept in flight: N shards in parallel, each with its own seed, as threads of "
+    "about one process per core; their findings are merged into --out. auto: first measure "
+    "the server's throughput at 1, 2, 4, ... in flight and run as many as its knee (where "
+    "throughput stops growing), printing the curve: the way to fuzz a GPU server you do not "
+    "know. Default: 1.",
 )
 @click.option(
     "--trials",
@@ -312,7 +331,7 @@ class _Options:
     out: Path
     max_time: float | None
     max_failures: int | None
-    workers: int
+    workers: int | Literal["auto"]
     trials: str
     only: str | None
     skip: str | None
@@ -329,7 +348,8 @@ class _Options:
 
 def _fuzz(o: _Options) -> None:
     base_url = checked_url(o.base_url)
-    _conflicts(o.workers, o.cassette, o.backend, o.backend_port, base_url, o.serve)
+    many = 2 if o.workers == "auto" else o.workers
+    _conflicts(many, o.cassette, o.backend, o.backend_port, base_url, o.serve)
     if o.record_mode is not None and o.cassette is None:
         fail(EXIT_USAGE, "--record-mode needs --cassette DIR")
     if o.model is not None and not o.model.strip():
@@ -385,16 +405,38 @@ def _fuzz(o: _Options) -> None:
         if o.cassette is not None and config.record_mode == "all":
             # Recorded anew: an old campaign's parts the new one never reaches must go.
             forget_campaign(o.cassette)
-        total = o.max_examples * len(modes) * len(config.kinds) * max(o.workers, 1)
-        gap = HEARTBEAT_GAP if o.workers > 1 else 0.0
+        workers = _knee(config) if o.workers == "auto" else o.workers
+        total = o.max_examples * len(modes) * len(config.kinds) * workers
+        gap = HEARTBEAT_GAP if workers > 1 else 0.0
         with Watch(Console(stderr=True), total, o.quiet, gap) as watch:
-            done = _campaign(config, o.workers, watch, termed)
+            done = _campaign(config, workers, watch, termed)
     summary(Console(), done)
     # For machines: the same summary as data, beside the bundles.
     (o.out / "summary.json").write_text(json.dumps(done.dump(), indent=2) + "\n")
     write_pytest_ini(o.out)
     _reports(o, done)
     _exit_for(done, config.base_url)
+
+
+def _knee(config: FuzzConfig) -> int:
+    """``--workers auto``: the server's throughput curve, printed, and its knee."""
+    from agentfuzz.knee import ProbeFailed, probe
+
+    say = Console(stderr=True)
+    say.print("workers auto: measuring the server's throughput by requests in flight", markup=False)
+    try:
+        curve = probe(
+            config.base_url,
+            config.model,
+            api_key=config.api_key,
+            headers=config.headers,
+            timeout=config.timeout,
+        )
+    except ProbeFailed as exc:
+        fail(EXIT_USAGE, f"--workers auto: {exc}")
+    for line in curve.lines():
+        say.print(line, markup=False, highlight=False)
+    return curve.knee
 
 
 def _seeds(folder: Path, kinds: tuple[Kind, ...]) -> tuple[Case, ...]:

@@ -44,10 +44,34 @@ __all__ = ["serve"]
     "latency_ms",
     type=click.IntRange(min=0),
     default=0,
-    help="Delay before each answer, in milliseconds.",
+    help="Delay before each answer, refusals included, in milliseconds (a GPU server's queue "
+    "and prefill).",
+)
+@click.option(
+    "--latency-per-token",
+    "per_token_ms",
+    type=click.FloatRange(min=0.0),
+    default=0.0,
+    help="Further delay per token the scripted model writes (4 characters of its text), in "
+    "milliseconds, spread over a stream's events.",
+)
+@click.option(
+    "--capacity",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Requests worked on at once; the rest queue, so throughput stops growing at this many "
+    "in flight, as a GPU server's does once its batch is full. GET /load says how many were in "
+    "flight, and for how long. Default: no limit.",
 )
 def serve(
-    profile: str, host: str, port: int, temperature: float, seed: int, latency_ms: int
+    profile: str,
+    host: str,
+    port: int,
+    temperature: float,
+    seed: int,
+    latency_ms: int,
+    per_token_ms: float,
+    capacity: int | None,
 ) -> None:
     """Run the embedded reference server with a behaviour PROFILE until stopped.
 
@@ -60,6 +84,7 @@ def serve(
     if profile not in PROFILES:
         fail(EXIT_USAGE, f"unknown profile {profile!r} (known: {', '.join(sorted(PROFILES))})")
     try:
-        run_server(profile, host, port, temperature=temperature, seed=seed, latency_ms=latency_ms)
+        timing = {"latency_ms": latency_ms, "per_token_ms": per_token_ms, "capacity": capacity}
+        run_server(profile, host, port, temperature=temperature, seed=seed, **timing)
     except OSError as exc:  # the address is in use, not ours, or the host does not resolve
         fail(EXIT_USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}")

@@ -24,6 +24,7 @@ from starlette.routing import Route
 from .chat_out import chat_body, chat_error_events, chat_events
 from .faults import misanswer, misanswer_events, mishear, reframe
 from .intake import Turn, parse_chat, parse_responses
+from .load import Meter, Timing
 from .parsers import ParseFailure
 from .pipeline import answer
 from .profiles import Profile, get_profile
@@ -43,14 +44,14 @@ class _Server:
         profile: Profile,
         temperature: float,
         seed: int,
-        latency_ms: int,
+        timing: Timing,
         on_request: Callable[[str, bytes], None] | None = None,
     ) -> None:
         self.profile = profile
         self.on_request = on_request
         self.temperature = temperature
         self.seed = seed
-        self.latency_ms = latency_ms
+        self.timing = timing
         self.counter = itertools.count()
         # The Responses answers given, by id (``crash_on_stored`` only).
         self.given: set[str] = set()
@@ -102,10 +103,10 @@ class _Server:
             return _refusal(str(exc))
 
     async def chat(self, request: Request) -> Response:
+        await self.timing.before()
         turn = await self._turn(request, "chat")
         if isinstance(turn, Response):
             return turn
-        await self._latency()
         try:
             got = answer(self.profile, turn, **self._knobs())
         except BadRequest as exc:
@@ -117,20 +118,23 @@ class _Server:
                     (None, data) for data in chat_error_events(turn.model, str(failure), rng)
                 )
             return PlainTextResponse("Internal Server Error", status_code=500)
+        generating = self.timing.generating(got.raw)
         if not turn.stream:
             body = chat_body(self.profile, turn.model, got.prompt, got.parsed, got.rng, turn.knobs)
+            await _wait(generating)
             return JSONResponse(misanswer(body, self.profile.answer_fault))
         usage_of = got.prompt if turn.knobs.include_usage else None
         events = chat_events(self.profile, turn.model, got.parsed, got.rng, usage_of, turn.knobs)
         if self.profile.frame_fault == "no_done":
             events = events[:-1]
-        return _sse(misanswer_events([(None, d) for d in events], self.profile.answer_fault))
+        framed = misanswer_events([(None, d) for d in events], self.profile.answer_fault)
+        return _sse(framed, generating)
 
     async def responses(self, request: Request) -> Response:
+        await self.timing.before()
         turn = await self._turn(request, "responses")
         if isinstance(turn, Response):
             return turn
-        await self._latency()
         try:
             got = answer(self.profile, turn, **self._knobs())
         except BadRequest as exc:
@@ -140,24 +144,27 @@ class _Server:
                 rng = _failure_rng(self.seed, str(failure))
                 return _sse(response_error_events(turn, str(failure), rng))
             return PlainTextResponse("Internal Server Error", status_code=500)
+        generating = self.timing.generating(got.raw)
         if not turn.stream:
             body = response_body(self.profile, turn, got.prompt, got.parsed, got.rng)
             if self.profile.crash_on_stored:
                 self.given.add(str(body["id"]))
+            await _wait(generating)
             return JSONResponse(misanswer(body, self.profile.answer_fault))
         events = response_events(self.profile, turn, got.prompt, got.parsed, got.rng)
         if self.profile.crash_on_stored:
             # The first event, response.created, names the answer.
             self.given.add(str(json.loads(events[0][1])["response"]["id"]))
         framed = reframe(events, self.profile.frame_fault)
-        return _sse(misanswer_events(framed, self.profile.answer_fault))
+        return _sse(misanswer_events(framed, self.profile.answer_fault), generating)
 
     def _knobs(self) -> dict[str, Any]:
         return {"seed": self.seed, "temperature": self.temperature, "counter": next(self.counter)}
 
-    async def _latency(self) -> None:
-        if self.latency_ms > 0:
-            await anyio.sleep(self.latency_ms / 1000)
+
+async def _wait(seconds: float) -> None:
+    if seconds > 0:
+        await anyio.sleep(seconds)
 
 
 def _refusal(message: str) -> JSONResponse:
@@ -203,12 +210,15 @@ def _failure_rng(seed: int, text: str) -> random.Random:
     return random.Random(f"{seed}:failure:{text}")
 
 
-def _sse(events: Any) -> EventSourceResponse:
-    """Real SSE: ``event:`` lines only where the dialect uses them (Responses, not chat)."""
+def _sse(events: Any, generating: float = 0.0) -> EventSourceResponse:
+    """Real SSE: ``event:`` lines only where the dialect uses them (Responses, not chat).
+    ``generating`` seconds are spread over the events, as a model writes them."""
     frames = list(events)
+    pace = generating / len(frames) if frames else 0.0
 
     async def stream() -> AsyncIterator[dict[str, str]]:
         for event, data in frames:
+            await _wait(pace)
             yield {"data": data} if event is None else {"event": event, "data": data}
 
     return EventSourceResponse(stream(), ping=_NO_PING, sep="\n")
@@ -219,24 +229,32 @@ def create_app(
     *,
     temperature: float = 0.0,
     seed: int = 0,
-    latency_ms: int = 0,
+    latency_ms: float = 0,
+    per_token_ms: float = 0,
+    capacity: int | None = None,
     on_request: Callable[[str, bytes], None] | None = None,
-) -> Starlette:
-    """The reference server for one behaviour profile (``UnknownProfile`` for a bad name).
+) -> Meter:
+    """The reference server for one behaviour profile (``UnknownProfile`` for a bad name), as
+    an ASGI app.
 
+    ``latency_ms``, ``per_token_ms`` and ``capacity`` are a GPU server's timing (``load.Timing``);
+    ``GET /load`` says how many requests it held in flight, and for how long.
     ``on_request(path, body)`` sees every chat and Responses request body as it arrives,
     before it is parsed (proxy mode records what a proxy forwarded).
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
-    server = _Server(get_profile(profile), temperature, seed, latency_ms, on_request)
+    if capacity is not None and capacity < 1:
+        raise ValueError(f"capacity must be at least 1, got {capacity}")
+    timing = Timing(latency_ms, per_token_ms, capacity)
+    server = _Server(get_profile(profile), temperature, seed, timing, on_request)
     routes = [
         Route("/v1/models", server.models, methods=["GET"]),
         Route("/version", server.version, methods=["GET"]),
         Route("/v1/chat/completions", server.chat, methods=["POST"]),
         Route("/v1/responses", server.responses, methods=["POST"]),
     ]
-    return Starlette(routes=routes)
+    return Meter(Starlette(routes=routes), capacity)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -247,14 +265,14 @@ def _bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
-        sock.listen(128)
+        sock.listen(1024)
     except OSError:
         sock.close()
         raise
     return sock
 
 
-def _uvicorn(app: Starlette) -> uvicorn.Server:
+def _uvicorn(app: Any) -> uvicorn.Server:
     config = uvicorn.Config(
         app,
         log_config=None,

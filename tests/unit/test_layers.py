@@ -41,6 +41,7 @@ LAYERS = {
     "cassette_codec": 7,
     "reduce_captured": 7,
     "watch": 7,
+    "knee": 7,
     "options": 1,
     "config": 2,
     "summary": 1,
