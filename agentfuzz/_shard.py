@@ -81,6 +81,8 @@ def _config(spec: ShardSpec, shard: int) -> FuzzConfig:
             "api_key": os.environ.get("OPENAI_API_KEY") or None,
             "headers": json.loads(os.environ.get("AGENTFUZZ_HEADERS") or "{}"),
             "seed": None if config.seed is None else config.seed + shard * 1000,
+            # Each shard asks its own questions: its own tapes.
+            "cassette": None if config.cassette is None else config.cassette / f"shard-{shard}",
         }
     )
 

@@ -11,7 +11,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["campaign_parts", "forget_campaign", "is_campaign_cassette", "recorded_campaign"]
+__all__ = [
+    "campaign_parts",
+    "forget_campaign",
+    "is_campaign_cassette",
+    "recorded_campaign",
+    "shard_tapes",
+]
 
 # How much of a cassette's end holds a campaign's metadata (a handful of short keys).
 _TAIL_BYTES = 4096
@@ -39,12 +45,20 @@ def campaign_parts(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.yaml") if is_campaign_cassette(p))
 
 
+def shard_tapes(folder: Path) -> list[Path]:
+    """The folders a ``--workers N`` campaign recorded under ``folder``, one per shard
+    (``shard-K``) that holds a part, sorted by K."""
+    found = [d for d in folder.glob("shard-*") if d.name[6:].isdigit() and campaign_parts(d)]
+    return sorted(found, key=lambda d: int(d.name[6:]))
+
+
 def forget_campaign(folder: Path) -> None:
     """Remove a campaign's parts before ``--record-mode all`` records it anew: a part the new
     campaign never reaches (no findings, so no ``shrink.yaml``) must not linger from an old one,
     where it would pass for part of the new campaign and lend it its metadata."""
-    for part in campaign_parts(folder) if folder.is_dir() else []:
-        part.unlink()
+    for tapes in [folder, *shard_tapes(folder)] if folder.is_dir() else []:
+        for part in campaign_parts(tapes):
+            part.unlink()
 
 
 def recorded_campaign(folder: Path) -> dict[str, Any] | None:
@@ -53,6 +67,8 @@ def recorded_campaign(folder: Path) -> dict[str, Any] | None:
     from agentfuzz.transport.cassette import load_cassette, metadata
 
     parts = campaign_parts(folder) if folder.is_dir() else []
+    if not parts and folder.is_dir() and (shards := shard_tapes(folder)):
+        parts = campaign_parts(shards[0])
     if not parts:
         return None
     # Every part carries the same metadata: read the smallest.

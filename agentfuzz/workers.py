@@ -65,6 +65,7 @@ def spec_of(config: FuzzConfig, workers: int) -> ShardSpec:
     # write the same name, and the last write wins whole (save_cassette replaces at once).
     paths = {"out": config.out.resolve(), "database": absolute(config.database)}
     paths["record"] = absolute(config.record)
+    paths["cassette"] = absolute(config.cassette)
     shared = config.model_copy(update=paths)
     return ShardSpec(config=shared, workers=workers, groups=groups(workers, os.cpu_count() or 1))
 

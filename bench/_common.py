@@ -31,12 +31,16 @@ def agentfuzz_command() -> list[str]:
 
 
 @contextlib.contextmanager
-def served(profile: str, latency_ms: int = 0, *more: str) -> Iterator[tuple[str, str]]:
+def served(
+    profile: str, latency_ms: int = 0, *more: str, pids: list[int] | None = None
+) -> Iterator[tuple[str, str]]:
     """Run ``agentfuzz serve PROFILE`` on a free port (``more``: further options of it); yield
-    its base URL and its model."""
+    its base URL and its model (and its process id into ``pids``, when given)."""
     argv = [*agentfuzz_command(), "serve", profile, "--port", "0", "--latency", str(latency_ms)]
     argv += more
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if pids is not None:
+        pids.append(proc.pid)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

@@ -35,7 +35,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import agentfuzz_command, load, machine, served  # noqa: E402
+from _common import agentfuzz_command, load, machine, served
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -80,6 +80,7 @@ class Sample:
     load: dict[str, object]
     cpu: float
     rss: int
+    server_cpu: float
 
 
 @dataclass
@@ -90,6 +91,7 @@ class Point:
     mean_in_flight: float
     share_full: float
     cpu_ms: float
+    server_cpu_ms: float
     peak_rss_mb: float
     latency_ms: float
     window_s: float
@@ -99,7 +101,9 @@ class Point:
         return self.mean_in_flight / self.workers
 
 
-def _sampling(base: str, proc: subprocess.Popen[bytes], every: float) -> list[Sample]:
+def _sampling(
+    base: str, proc: subprocess.Popen[bytes], server: int, every: float
+) -> list[Sample]:
     samples: list[Sample] = []
     root = base.removesuffix("/v1")
     with httpx.Client(timeout=10) as client:
@@ -107,7 +111,7 @@ def _sampling(base: str, proc: subprocess.Popen[bytes], every: float) -> list[Sa
             at = time.monotonic()
             doc = client.get(root + "/load").json()
             cpu, rss = _usage(proc.pid)
-            samples.append(Sample(at, doc, cpu, rss))
+            samples.append(Sample(at, doc, cpu, rss, _usage(server)[0]))
             time.sleep(every)
     return samples
 
@@ -136,13 +140,16 @@ def _point(workers: int, samples: list[Sample], warmup: float) -> Point:
         mean_in_flight=busy / dt,
         share_full=full / dt,
         cpu_ms=1000 * (last.cpu - first.cpu) / max(1, served_n),
+        server_cpu_ms=1000 * (last.server_cpu - first.server_cpu) / max(1, served_n),
         peak_rss_mb=max(s.rss for s in samples) / 2**20,
         latency_ms=1000 * latency,
         window_s=dt,
     )
 
 
-def measure(workers: int, base: str, model: str, args: argparse.Namespace) -> Point:
+def measure(
+    workers: int, base: str, model: str, server: int, args: argparse.Namespace
+) -> Point:
     with tempfile.TemporaryDirectory() as tmp:
         argv = [*agentfuzz_command(), "fuzz", "--base-url", base, "--model", model]
         argv += ["--workers", str(workers), "--max-time", str(args.seconds)]
@@ -152,7 +159,7 @@ def measure(workers: int, base: str, model: str, args: argparse.Namespace) -> Po
             argv += ["--stream" if args.stream == "yes" else "--no-stream"]
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp)
         got: list[list[Sample]] = []
-        sampler = threading.Thread(target=lambda: got.append(_sampling(base, proc, 0.5)))
+        sampler = threading.Thread(target=lambda: got.append(_sampling(base, proc, server, 0.5)))
         sampler.start()
         _, err = proc.communicate()
         sampler.join()
@@ -164,13 +171,14 @@ def measure(workers: int, base: str, model: str, args: argparse.Namespace) -> Po
 def table(points: list[Point], args: argparse.Namespace) -> str:
     head = (
         "| N | requests/s | ideal N/latency | of ideal | share of time N in flight "
-        "| client CPU/request | client peak RSS | server latency |"
+        "| client CPU/request | server CPU/request | client peak RSS | server latency |"
     )
-    lines = [head, "|" + "---|" * 8]
+    lines = [head, "|" + "---|" * 9]
     for p in points:
         lines.append(
             f"| {p.workers} | {p.requests_s:.1f} | {p.ideal_s:.1f} | {p.of_ideal:.2f} | "
-            f"{p.share_full:.2f} | {p.cpu_ms:.1f} ms | {p.peak_rss_mb:.0f} MB | "
+            f"{p.share_full:.2f} | {p.cpu_ms:.1f} ms | {p.server_cpu_ms:.1f} ms | "
+            f"{p.peak_rss_mb:.0f} MB | "
             f"{p.latency_ms:.0f} ms |"
         )
     return "\n".join(lines)
@@ -189,9 +197,10 @@ def main() -> int:
     print(f"# saturation on {machine()}, load {load()}, {time.strftime('%Y-%m-%d %H:%M UTC')}")
     timing = ("--latency-per-token", str(args.per_token))
     points = []
-    with served("fixed", args.latency, *timing) as (base, model):
+    pids: list[int] = []
+    with served("fixed", args.latency, *timing, pids=pids) as (base, model):
         for n in (int(x) for x in args.workers.split(",")):
-            point = measure(n, base, model, args)
+            point = measure(n, base, model, pids[0], args)
             points.append(point)
             print(json.dumps(point.__dict__ | {"of_ideal": round(point.of_ideal, 3)}), flush=True)
     print(

@@ -84,6 +84,25 @@ def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> Summary:
     return run_sharded(config, workers, watch)
 
 
+def _same_shards(folder: Path, workers: int | Literal["auto"], mode: str) -> None:
+    """Exit 2 unless a recorded campaign is played with as many workers as recorded it (each
+    shard plays its own tapes, ``shard-K``)."""
+    from agentfuzz.campaigns import campaign_parts, shard_tapes
+
+    if workers == "auto":
+        fail(EXIT_USAGE, "--workers auto measures a live server: with --cassette, give a number")
+    if mode not in ("none", "once") or not folder.is_dir():
+        return
+    shards = len(shard_tapes(folder))
+    recorded = shards or (1 if campaign_parts(folder) else 0)
+    if recorded and recorded != workers:
+        fail(
+            EXIT_USAGE,
+            f"--cassette {folder}: recorded with --workers {recorded}, "
+            f"so play it with --workers {recorded} (or --record-mode all)",
+        )
+
+
 def _replay_only(folder: Path, mode: str) -> dict[str, Any] | None:
     """The recorded campaign's metadata when this run will only play it back (no server to
     start, no network), else None."""
@@ -377,6 +396,8 @@ def _fuzz(o: _Options) -> None:
         fail(EXIT_USAGE, problem)
     if o.record is not None:
         writable_out(o.record, "--record")
+    if o.cassette is not None:
+        _same_shards(o.cassette, o.workers, fields["record_mode"])
     recorded = None if o.cassette is None else _replay_only(o.cassette, fields["record_mode"])
     if o.cassette is not None and recorded is None:
         writable_out(o.cassette, "--cassette")
@@ -491,8 +512,6 @@ def _conflicts(
     serve: str | None,
 ) -> None:
     """Exit 2 for a combination of flags that cannot work."""
-    if workers > 1 and cassette is not None:
-        fail(EXIT_USAGE, "--workers > 1 cannot be combined with --cassette yet")
     _proxy_mode(backend, backend_port, base_url, serve, workers)
     if backend is not None and cassette is not None:
         fail(EXIT_USAGE, "proxy mode (--backend) cannot run through --cassette yet")
