@@ -30,8 +30,11 @@ from agentfuzz.engine import RunBroke, run
 from agentfuzz.findings import Status
 from agentfuzz.transport.errors import TargetUnreachable
 
-# Seconds between two writes of a shard's progress file.
+# Seconds between two writes of a shard's progress file, for a process of up to BEACON_SHARDS
+# shards; a process of more writes each less often (128 shards: every 8 s), so that the files
+# stay a few writes a second per process.
 BEACON_EVERY = 0.5
+BEACON_SHARDS = 8
 
 
 def _spec() -> ShardSpec:
@@ -49,15 +52,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 class _Beacon:
     """Writes a shard's latest ``Status`` to its progress file, atomically and not too often."""
 
-    def __init__(self, path: Path) -> None:
-        self.path, self.last = path, 0.0
+    def __init__(self, path: Path, every: float = BEACON_EVERY) -> None:
+        self.path, self.last, self.every = path, 0.0, every
         self.latest = Status("done", 0)
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def __call__(self, status: Status, force: bool = False) -> None:
         self.latest = status
         now = time.monotonic()
-        if not force and now - self.last < BEACON_EVERY:
+        if not force and now - self.last < self.every:
             return
         self.last = now
         data = dataclasses.asdict(status) | {"at": time.time()}
@@ -87,11 +90,13 @@ def _config(spec: ShardSpec, shard: int) -> FuzzConfig:
     )
 
 
-def _shard(spec: ShardSpec, shard: int, halt: threading.Event) -> None:
-    """Run shard ``shard``; whatever ends it, leave in its folder what the merge needs: its
-    ``summary.json``, or ``failed.json`` saying why there is none (and ``error.log``)."""
+def _shard(spec: ShardSpec, shard: int, halt: threading.Event, beside: int = 1) -> None:
+    """Run shard ``shard`` (one of ``beside`` in this process); whatever ends it, leave in its
+    folder what the merge needs: its ``summary.json``, or ``failed.json`` saying why there is
+    none (and ``error.log``)."""
     config = _config(spec, shard)
-    beacon = _Beacon(config.out / "progress.json")
+    every = BEACON_EVERY * max(1.0, beside / BEACON_SHARDS)
+    beacon = _Beacon(config.out / "progress.json", every)
     try:
         report = run(config, beacon, stop=halt.is_set)
     except RunBroke as broke:
@@ -130,7 +135,12 @@ def test_shards(group: int) -> None:
     # the collector's sight, a collection costs what the shards made since, not the whole heap.
     gc.freeze()
     threads = [
-        threading.Thread(target=_shard, args=(spec, k, halt), name=f"shard-{k}", daemon=True)
+        threading.Thread(
+            target=_shard,
+            args=(spec, k, halt, len(spec.groups[group])),
+            name=f"shard-{k}",
+            daemon=True,
+        )
         for k in spec.groups[group]
     ]
     for thread in threads:
