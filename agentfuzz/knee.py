@@ -8,8 +8,12 @@ two levels; the knee is the fewest in flight that give ``SHARE`` of the best thr
 
 Each level is a closed loop: that many threads, each sending its next request the moment the
 last one is answered, for a window of a few answers' time. The requests are short chat requests,
-each with a text of its own, so no prefix cache answers one from another's work. A level's
-throughput is each thread's answers over the time until its last one, summed.
+each with a text of its own, so no prefix cache answers one from another's work. A level runs
+until its window is over and every thread has ``ROUNDS`` answers, all ``n`` in flight the whole
+time; answers that come after it stops are not counted. Its throughput is the sum of its threads'
+rates, each read from its first answer to its last: leaving out the wait for the first answer
+leaves out the queue's filling, so a server answering in whole batches reads its serving rate
+exactly, and so does one with far more requests queued than it serves in the window.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ __all__ = ["GROW", "SHARE", "Curve", "ProbeFailed", "find_knee", "probe"]
 GROW = 1.10
 # The knee: the fewest in flight that reach this share of the best throughput measured.
 SHARE = 0.90
+# Each thread's answers in a level, at least: its rate is read over all but the first.
+ROUNDS = 3
 # A narrowed range stops once its ends are this close.
 _CLOSE = 1.25
 
@@ -121,21 +127,30 @@ def probe(
 
 
 def _level(n: int, window: float, ask: Callable[[int], float]) -> float:
-    """Requests/s with ``n`` in flight for about ``window`` seconds."""
-    rates = [0.0] * n
+    """Requests/s with ``n`` in flight for at least ``window`` seconds."""
+    answered: list[list[float]] = [[] for _ in range(n)]  # by thread, seconds from the start
     failed: list[BaseException] = []
+    stop = threading.Event()
+    lock = threading.Lock()
+    full = [0]  # threads with ROUNDS answers
     started = time.perf_counter()
 
     def loop(k: int) -> None:
-        answered = 0
+        mine = answered[k]
         try:
-            while time.perf_counter() - started < window:
+            while not stop.is_set():
                 ask(k)
-                answered += 1
+                now = time.perf_counter() - started
+                if stop.is_set():
+                    return  # the load fell once it stopped: this answer did not see n
+                mine.append(now)
+                with lock:
+                    full[0] += len(mine) == ROUNDS
+                    if now >= window and full[0] == n:
+                        stop.set()
         except ProbeFailed as exc:
             failed.append(exc)
-        took = time.perf_counter() - started
-        rates[k] = answered / took if took > 0 else 0.0
+            stop.set()
 
     threads = [threading.Thread(target=loop, args=(k,), daemon=True) for k in range(n)]
     for thread in threads:
@@ -144,4 +159,10 @@ def _level(n: int, window: float, ask: Callable[[int], float]) -> float:
         thread.join()
     if failed:
         raise failed[0]
-    return sum(rates)
+    return rate(answered)
+
+
+def rate(answered: list[list[float]]) -> float:
+    """Requests/s of a closed loop from when each thread's answers came: each thread's answers
+    after its first over the time from its first to its last, summed."""
+    return sum((len(t) - 1) / (t[-1] - t[0]) for t in answered if len(t) > 1 and t[-1] > t[0])

@@ -101,9 +101,7 @@ class Point:
         return self.mean_in_flight / self.workers
 
 
-def _sampling(
-    base: str, proc: subprocess.Popen[bytes], server: int, every: float
-) -> list[Sample]:
+def _sampling(base: str, proc: subprocess.Popen[bytes], server: int, every: float) -> list[Sample]:
     samples: list[Sample] = []
     root = base.removesuffix("/v1")
     with httpx.Client(timeout=10) as client:
@@ -147,9 +145,7 @@ def _point(workers: int, samples: list[Sample], warmup: float) -> Point:
     )
 
 
-def measure(
-    workers: int, base: str, model: str, server: int, args: argparse.Namespace
-) -> Point:
+def measure(workers: int, base: str, model: str, server: int, args: argparse.Namespace) -> Point:
     with tempfile.TemporaryDirectory() as tmp:
         argv = [*agentfuzz_command(), "fuzz", "--base-url", base, "--model", model]
         argv += ["--workers", str(workers), "--max-time", str(args.seconds)]

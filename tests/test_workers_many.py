@@ -82,8 +82,13 @@ def test_64_workers_write_the_bundle_one_worker_writes(
 ) -> None:
     mode = ("--api", "chat", "--stream", "--oracles", "framing", "--mode", kind)
     one = _fuzz(no_done, tmp_path / "one", 1, *mode, "--max-examples", "10")
-    many = _fuzz(no_done, tmp_path / "many", 64, *mode, "--max-examples", "2")
+    tapes = tmp_path / "tapes"
+    many = _fuzz(
+        no_done, tmp_path / "many", 64, *mode, "--max-examples", "2", "--record", str(tapes)
+    )
     assert many["shards"] == 64
+    # --record: every shard's examples, each as a cassette, into the one folder.
+    assert len(list(tapes.glob("*.yaml"))) >= 64
     # Every shard found it; the merge kept one bundle, as small as one worker's, shrunk alike.
     assert [f["signature"] for f in one["findings"]] == ["framing:no_done"]
     assert [f["signature"] for f in many["findings"]] == ["framing:no_done"]
