@@ -1,6 +1,8 @@
 """Planted faults applied to an answer after it is built: how a stream is framed (for the
-``framing`` oracle) and how an answer contradicts itself or its request (``consistency``); and
-two applied to a request as it comes in, misreading it (for the ``relation`` oracle).
+``framing`` oracle), how an answer contradicts itself or its request (``consistency``), and odd
+shapes a middleman in front of this server must carry or refuse without breaking (a call with no
+name, a hosted tool's call among the function calls); and two applied to a request as it comes
+in, misreading it (for the ``relation`` oracle).
 
 Each takes the answer the careful server would send and breaks one thing in it, so a profile
 carrying one fault differs from ``fixed`` in that alone.
@@ -38,6 +40,12 @@ def _chat(payload: dict[str, Any], fault: str) -> None:
         for choice in payload.get("choices") or []:
             if choice.get("finish_reason") == "tool_calls":
                 choice["finish_reason"] = "stop"
+    if fault == "call_unnamed":
+        for choice in payload.get("choices") or []:
+            said = choice.get("message") or choice.get("delta") or {}
+            for call in said.get("tool_calls") or []:
+                if "name" in (call.get("function") or {}):
+                    call["function"]["name"] = ""
 
 
 def _response(body: dict[str, Any], fault: str, event: str | None = None) -> None:
@@ -45,6 +53,9 @@ def _response(body: dict[str, Any], fault: str, event: str | None = None) -> Non
     The item faults live in the final response, the disagreement in ``response.created``."""
     if fault == "model_renamed":
         body["model"] = f"backend/{body['model']}"
+    if fault == "call_unnamed":
+        for item in body.get("output") or []:
+            _unname(item)
     if fault == "created_disagrees" and event == "response.created":
         body["parallel_tool_calls"] = not body["parallel_tool_calls"]
     if event not in (None, "response.completed"):
@@ -57,6 +68,27 @@ def _response(body: dict[str, Any], fault: str, event: str | None = None) -> Non
         items = body.get("output") or []
         for item in items[1:]:
             item["id"] = items[0]["id"]
+    if fault == "hosted_call" and _calls(body):
+        body["output"].append(_hosted(body["id"]))
+
+
+def _unname(item: Any) -> None:
+    if isinstance(item, dict) and item.get("type") == "function_call":
+        item["name"] = ""
+
+
+def _calls(body: dict[str, Any]) -> bool:
+    return any(item.get("type") == "function_call" for item in body.get("output") or [])
+
+
+def _hosted(response_id: str) -> dict[str, Any]:
+    """A finished web search call, as a hosted tool's item reads in a response's output."""
+    return {
+        "type": "web_search_call",
+        "id": "ws_" + response_id.removeprefix("resp_"),
+        "status": "completed",
+        "action": {"type": "search", "query": "weather"},
+    }
 
 
 def _break(payload: dict[str, Any], fault: str, event: str | None = None) -> None:
@@ -65,6 +97,9 @@ def _break(payload: dict[str, Any], fault: str, event: str | None = None) -> Non
         _response(payload, fault)
     elif isinstance(response, dict):
         _response(response, fault, event)
+    elif isinstance(payload.get("item"), dict):  # response.output_item.added / .done
+        if fault == "call_unnamed":
+            _unname(payload["item"])
     else:
         _chat(payload, fault)
 
@@ -83,13 +118,34 @@ def misanswer_events(
     payload as ``misanswer`` breaks a body."""
     if fault is None:
         return events
-    out = []
+    out: list[tuple[str | None, str]] = []
     for kind, data in events:
         if data.startswith("{"):
             payload = json.loads(data)
             _break(payload, fault, kind)
+            if fault == "hosted_call" and kind == "response.completed":
+                out += _hosted_events(payload)
             data = json.dumps(payload)
         out.append((kind, data))
+    return out
+
+
+def _hosted_events(completed: dict[str, Any]) -> list[tuple[str | None, str]]:
+    """The hosted call's own ``output_item`` events, sent just before ``response.completed``
+    (whose output ``_response`` gave it, and whose sequence number moves past them)."""
+    output = completed["response"].get("output") or []
+    if not output or output[-1].get("type") != "web_search_call":
+        return []
+    number = completed["sequence_number"]
+    completed["sequence_number"] = number + 2
+    item, index = output[-1], len(output) - 1
+    started = {**item, "status": "in_progress"}
+    out: list[tuple[str | None, str]] = []
+    for k, (kind, shown) in enumerate(
+        [("response.output_item.added", started), ("response.output_item.done", item)]
+    ):
+        event = {"type": kind, "sequence_number": number + k, "output_index": index, "item": shown}
+        out.append((kind, json.dumps(event)))
     return out
 
 

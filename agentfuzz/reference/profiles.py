@@ -278,6 +278,18 @@ _PROFILES = (
         answer_fault="calls_say_stop",
     ),
     Profile(
+        name="call-unnamed",
+        summary="Planted: every tool call in an answer has an empty name (an odd shape for a "
+        "middleman to carry or refuse).",
+        answer_fault="call_unnamed",
+    ),
+    Profile(
+        name="hosted-call",
+        summary="Planted: a Responses answer with function calls also holds a finished "
+        "web_search_call no tool asked for (an odd shape for a middleman).",
+        answer_fault="hosted_call",
+    ),
+    Profile(
         name="created-disagrees",
         summary="Planted: response.created says another parallel_tool_calls than the final one.",
         answer_fault="created_disagrees",
