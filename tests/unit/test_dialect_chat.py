@@ -280,6 +280,17 @@ def test_4xx_json_error_is_a_refusal() -> None:
     assert obs.refused and obs.errors == ()
 
 
+@pytest.mark.parametrize(
+    "body", ['{"detail": "tool_choice needs tools"}', '{"detail": [{"loc": ["body"]}]}', "[]"]
+)
+def test_4xx_json_of_another_shape_is_a_refusal_not_an_answer(body: str) -> None:
+    # FastAPI's own refusals (Llama Stack's among them) have no "error" key; judged as an
+    # answer, the body read as a completion with no choices, a false finding everywhere.
+    obs = assemble(_answer(body, status=400))
+    assert obs.refused and obs.errors == ()
+    assert obs.tool_calls == () and obs.text == ""
+
+
 def test_4xx_html_is_not_a_refusal() -> None:
     obs = assemble(_answer("<h1>nope</h1>", status=404))
     assert not obs.refused
