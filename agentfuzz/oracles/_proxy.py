@@ -13,7 +13,12 @@ after its calls; arguments re-serialized as equal JSON; ``system`` as ``develope
 ``instructions``; reasoning (kept, folded or dropped: chat has no reasoning items); knobs and
 fields the backend did not get from the client (``stream_options``, defaults, ``strict``,
 ``model``); a tool renamed (paired with its twin by identical description and parameters) as
-long as ``tool_choice`` follows it, history calls named either way; a hosted tool
+long as ``tool_choice`` follows it, history calls named either way; for a Responses request
+chained by ``previous_response_id`` that the proxy resolves itself (the backend gets no such
+id), the stored conversation it puts before the client's input: the client's entries are
+aligned from the end, and what the backend got before the first of them that is not a system
+message is taken as that context, with the calls it holds answering the client's results (a
+prefix dropped or altered is then not seen); a hosted tool
 (``file_search``…) the backend did not get, replaced by one function of the proxy's own that
 emulates it; what it does with a part no server reads as text (an image, a part of an unknown
 type or with no type) in the last user message: refuse it, drop it, pass it on or read its
@@ -153,10 +158,14 @@ def _changed(sent: Entry, got: Entry) -> Violation:
     return _finding("id_rewritten", f"the {what} reached the backend with id {got.id!r}", evidence)
 
 
-def _pairing(sent: list[Entry], got: list[Entry], matched: dict[int, int]) -> Iterator[Violation]:
+def _pairing(
+    sent: list[Entry], got: list[Entry], matched: dict[int, int], stored: int = 0
+) -> Iterator[Violation]:
     """Results whose id changed: attached at the backend to another call than the client
     attached them to (``repaired``), or pointing nowhere now. A result left without its call
-    because the call was lost or renumbered alone is that call's finding, not the result's."""
+    because the call was lost or renumbered alone is that call's finding, not the result's. A
+    result whose call the client did not send, attached to a call in the first ``stored``
+    backend entries (a chained request's stored context), is paired as the client meant."""
     back = {g: s for s, g in matched.items()}
 
     def calls(entries: list[Entry], call_id: str) -> set[int]:
@@ -169,6 +178,8 @@ def _pairing(sent: list[Entry], got: list[Entry], matched: dict[int, int]) -> It
             yield _changed(sent[s], got[g])
             continue
         mine = calls(sent, sent[s].id)
+        if not mine and calls(got, got[g].id) and max(calls(got, got[g].id)) < stored:
+            continue
         # Backend calls named by position in the client's sequence; an injected one is its own.
         theirs = {back.get(i, -1 - i) for i in calls(got, got[g].id)}
         if theirs and mine.isdisjoint(theirs):
@@ -184,7 +195,7 @@ def _pairing(sent: list[Entry], got: list[Entry], matched: dict[int, int]) -> It
 
 
 def _lost_and_injected(
-    sent: list[Entry], got: list[Entry], matched: dict[int, int]
+    sent: list[Entry], got: list[Entry], matched: dict[int, int], stored: int = 0
 ) -> Iterator[Violation]:
     kinds = {"message": "message_lost", "call": "call_lost", "result": "result_lost"}
     reached = set(matched.values())
@@ -204,7 +215,7 @@ def _lost_and_injected(
             "result_altered", f"the {what} reached the backend with its output changed", change
         )
     for i, entry in enumerate(got):
-        if i not in reached:
+        if i not in reached and i >= stored:
             what = _describe(entry)
             yield _finding("injected", f"the backend received a {what} the client never sent", what)
 
@@ -225,15 +236,36 @@ def compare(sent: Case, got: Case) -> list[Violation]:
     mine, theirs = entries(sent.history, back), entries(got.history, back)
     if any(form in _ODD_PARTS for form in sent.options.forms):
         mine, theirs = _but_last_user(mine), _but_last_user(theirs)
-    matched = align(mine, theirs)
+    chained = _chained(sent) and not _chained(got)
+    matched = _align_from_end(mine, theirs) if chained else align(mine, theirs)
     merge_texts(mine, theirs, matched)
     pairs = [(mine[s], theirs[g]) for s, g in matched.items()]
+    stored = _stored(mine, matched, len(theirs)) if chained else 0
     return [
         *_tools(sent, got, renames),
         *_ids(pairs),
-        *_pairing(mine, theirs, matched),
-        *_lost_and_injected(mine, theirs, matched),
+        *_pairing(mine, theirs, matched, stored),
+        *_lost_and_injected(mine, theirs, matched, stored),
     ]
+
+
+def _chained(case: Case) -> bool:
+    return bool(case.options.fields.get("previous_response_id"))
+
+
+def _align_from_end(sent: list[Entry], got: list[Entry]) -> dict[int, int]:
+    """``align``, preferring the latest backend entries: the client's input comes after the
+    stored context, which may repeat it."""
+    n, m = len(sent), len(got)
+    backwards = align(sent[::-1], got[::-1])
+    return {n - 1 - s: m - 1 - g for s, g in sorted(backwards.items(), reverse=True)}
+
+
+def _stored(sent: list[Entry], matched: dict[int, int], size: int) -> int:
+    """How many backend entries come before the client's input: before the first of its
+    entries, not a system message, that reached the backend (all of them when none did)."""
+    starts = [g for s, g in matched.items() if sent[s].key[:1] != ("system",)]
+    return min(starts, default=size)
 
 
 def _read(body: dict[str, Any], api: Api) -> Case:

@@ -457,3 +457,55 @@ def test_a_result_that_arrived_with_another_output_is_altered_not_lost() -> None
     # Under another id it is a result lost and another injected, as before.
     dumped["tool_call_id"] = "call_9"
     assert _kinds(_check(sent, got, sent_path=RESPONSES)) >= {"result_lost", "injected"}
+
+
+# A Responses request chained onto a stored answer, resolved by a proxy that keeps the store
+# itself (Llama Stack): the backend gets the stored turn, then the client's new input.
+_STORED = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": None, "tool_calls": [_call("call_a")]},
+]
+
+
+def _chained(output: str = "sunny", text: str = "Weather in Paris?") -> dict[str, Any]:
+    return {
+        "model": "m",
+        "previous_response_id": "resp_1",
+        "instructions": "Be brief.",
+        "input": [
+            {"type": "function_call_output", "call_id": "call_a", "output": output},
+            {"role": "user", "content": text},
+        ],
+    }
+
+
+def _resolved(*tail: dict[str, Any]) -> dict[str, Any]:
+    system = {"role": "system", "content": "Be brief."}
+    return {"model": "m", "messages": [system, *_STORED, *tail]}
+
+
+_RESULT = {"role": "tool", "tool_call_id": "call_a", "content": "sunny"}
+# The new user message repeats the stored one, word for word.
+_AGAIN = {"role": "user", "content": "Weather in Paris?"}
+
+
+def test_a_chained_request_given_its_stored_context_is_faithful() -> None:
+    assert _check(_chained(), _resolved(_RESULT, _AGAIN), sent_path=RESPONSES) == []
+
+
+def test_a_chained_request_loses_what_it_sent_though_the_stored_context_repeats_it() -> None:
+    found = _kinds(_check(_chained(), _resolved(_RESULT), sent_path=RESPONSES))
+    assert found == {"message_lost"}
+    found = _kinds(_check(_chained(), _resolved(_AGAIN), sent_path=RESPONSES))
+    assert found == {"result_lost"}
+
+
+def test_a_chained_request_passed_through_may_add_nothing_before_its_input() -> None:
+    # Forwarded with its previous_response_id, the backend holds the context: anything put
+    # before the client's input is the proxy's own addition.
+    sent = _chained()
+    assert _check(sent, sent, sent_path=RESPONSES, got_path=RESPONSES) == []
+    added = copy.deepcopy(sent)
+    added["input"].insert(0, {"role": "user", "content": "Weather in Rome?"})
+    found = _check(sent, added, sent_path=RESPONSES, got_path=RESPONSES)
+    assert _kinds(found) == {"injected"}
