@@ -23,6 +23,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,25 @@ NETWORK_MARKERS = (
     "No route to host",
     "ProxyError",
 )
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A target's configuration knob, offered by its serve.py and campaign.py as `flag`: the
+    modes it ships (`choices`, the first the default) and the `running()` keyword it sets."""
+
+    flag: str
+    keyword: str
+    choices: tuple[str, ...]
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        default = self.choices[0]
+        parser.add_argument(self.flag, dest=self.keyword, choices=self.choices, default=default,
+                            help=f"default: {default}")  # fmt: skip
+
+    def of(self, args: argparse.Namespace) -> dict[str, str]:
+        """The `running()` keywords `args` chose."""
+        return {self.keyword: getattr(args, self.keyword)}
 
 
 class BuildError(Exception):
@@ -235,12 +255,16 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 def serve_main(
     description: str,
     default_cache: Path,
-    running: Callable[[Path, int | None], contextlib.AbstractContextManager[str]],
+    running: Callable[..., contextlib.AbstractContextManager[str]],
     model: str,
     argv: list[str] | None = None,
+    mode: Mode | None = None,
 ) -> int:
-    """A target's `serve.py`: serve until SIGINT/SIGTERM, or `--check` one forced call and stop."""
+    """A target's `serve.py`: serve until SIGINT/SIGTERM, or `--check` one forced call and stop.
+    `running(cache, port, **mode)` starts it."""
     parser = argparse.ArgumentParser(description=description)
+    if mode is not None:
+        mode.add_to(parser)
     parser.add_argument("--cache", type=Path, default=default_cache, help="the cache folder")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--check", action="store_true", help="one forced tool call, then stop")
@@ -249,7 +273,8 @@ def serve_main(
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     started = time.monotonic()
     try:
-        with running(args.cache.resolve(), args.port) as base_url:
+        chosen = mode.of(args) if mode is not None else {}
+        with running(args.cache.resolve(), args.port, **chosen) as base_url:
             print(f"ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
             print(base_url, flush=True)
             if args.check:
@@ -300,18 +325,22 @@ EXIT_OFFLINE = 3  # build.py: cannot reach the package index
 def campaign_main(
     label: str,
     here: Path,
-    running: Callable[[Path], contextlib.AbstractContextManager[str]],
+    running: Callable[..., contextlib.AbstractContextManager[str]],
     model: str,
     *,
     default_cache: Path,
-    profile: str,
+    profile: str | Callable[[str], str],
     max_examples: int,
     workers: int,
     timeout: int,
     extra: tuple[str, ...] = (),
     argv: list[str] | None = None,
+    mode: Mode | None = None,
 ) -> int:
     """A target's `campaign.py`: build it if needed, serve it, run one campaign, stop everything.
+
+    With a `mode`, the target is started in the one its flag chose (`running(cache, **mode)`),
+    and `profile`, given as a function of that mode, names the fuzz profile (a name or a path).
 
     Exits with agentfuzz's own code (0 nothing found, 1 findings) unless `--findings-ok` turns 1
     into 0; any other code means agentfuzz or the target broke. With `--skip-offline`, a machine
@@ -320,7 +349,7 @@ def campaign_main(
     parser = argparse.ArgumentParser(description=f"{label}: build, serve, fuzz, stop")
     parser.add_argument("--cache", type=Path, default=default_cache)
     parser.add_argument("--out", type=Path, default=Path(f"agentfuzz-out/{label}"))
-    parser.add_argument("--profile", default=profile)
+    parser.add_argument("--profile", default=None, help="default: the target's for its mode")
     parser.add_argument("--mode", default="both", choices=("synthetic", "session", "both"))
     parser.add_argument("--max-examples", type=int, default=max_examples, help="per mode")
     parser.add_argument("--max-time", type=float, default=300.0, help="seconds of fuzzing")
@@ -328,7 +357,12 @@ def campaign_main(
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-offline", action="store_true")
     parser.add_argument("--findings-ok", action="store_true", help="exit 0 on findings too")
+    if mode is not None:
+        mode.add_to(parser)
     args = parser.parse_args(argv)
+    chosen = mode.of(args) if mode is not None else {}
+    if args.profile is None:
+        args.profile = profile(*chosen.values()) if callable(profile) else profile
     cache = args.cache.resolve()
     built = build(here / "build.py", cache)
     if built == EXIT_OFFLINE and args.skip_offline:
@@ -338,9 +372,10 @@ def campaign_main(
         return built
     started = time.monotonic()
     try:
-        with running(cache) as base_url:
+        with running(cache, **chosen) as base_url:
             took = time.monotonic() - started
-            print(f"{label}: {base_url} ready in {took:.0f} s", flush=True)
+            shown = "".join(f" ({v})" for v in chosen.values())
+            print(f"{label}{shown}: {base_url} ready in {took:.0f} s", flush=True)
             code = fuzz(label, base_url, model, args.out, "--profile", args.profile,
                         "--mode", args.mode, "--max-examples", str(args.max_examples),
                         "--max-time", str(args.max_time), "--workers", str(args.workers),

@@ -1,10 +1,15 @@
-"""Fuzz the LiteLLM proxy, translating Responses to chat, in front of two backends; stop everything.
+"""Fuzz the LiteLLM proxy in one of its modes in front of two backends; stop everything.
 
-`python live/litellm/campaign.py [--out DIR] [--max-time S] ...` runs, one after the other:
+`python live/litellm/campaign.py [--proxy-mode bridge|passthrough] [--alias NAME] [--out DIR]
+[--max-time S] ...` runs the proxy in that mode (`bridge`, the default: Responses translated to
+chat; `passthrough`: Responses forwarded as they are), its model named `--alias` for clients
+(default: the backend's own name), and, one after the other:
 
-- `fixed`: the proxy in front of agentfuzz's own reference server (`--backend fixed`, believed
-  free of the seed bugs) in proxy mode, so `proxy_fidelity` sees what reached the backend and
-  every finding is the proxy's;
+- each `--backends` profile (default `fixed`): the proxy in front of agentfuzz's own reference
+  server in proxy mode, so `proxy_fidelity` sees what reached the backend. `fixed` is believed
+  free of the seed bugs, so every finding there is the proxy's; a planted-fault profile answers
+  with an odd shape the proxy must carry (or refuse) without breaking. Each writes to
+  `--out/<profile>`;
 - `vllm`: the proxy in front of the real vLLM target of live/vllm, when its cache is built
   (`--vllm` forces it and builds the cache; `--no-vllm` skips it). Findings there may be
   vLLM's or the proxy's: compare with FINDINGS.md's vLLM section.
@@ -22,6 +27,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 LIVE = HERE.parent
@@ -50,18 +56,37 @@ def _options(args: argparse.Namespace) -> list[str]:
     return [*mode, "--max-time", str(args.max_time), "--seed", str(args.seed), "--timeout", "300"]
 
 
-def _behind_fixed(args: argparse.Namespace) -> int:
+# The oracle that judges a planted odd shape by itself: the backend's fault, carried faithfully,
+# is not the proxy's. What is left judges how the proxy carried it (a 500, a broken stream, a
+# schema it broke on its own).
+PLANTED = {"call-unnamed": "unknown_tool"}
+
+
+def _oracles(profile: str) -> list[str]:
+    if profile not in PLANTED:
+        return []
+    from agentfuzz.oracles import names  # the interpreter agentfuzz runs on
+
+    return ["--oracles", ",".join(n for n in names() if n != PLANTED[profile])]
+
+
+def _running(args: argparse.Namespace, backend: str, model: str) -> Any:
+    return proxy.running(args.cache, backend, model, mode=args.proxy_mode, alias=args.alias)
+
+
+def _behind_reference(args: argparse.Namespace, profile: str) -> int:
     port = proxy.free_port()
     backend = f"http://127.0.0.1:{port}/v1"
-    out = args.out / "fixed"
+    out = args.out / profile
     # The proxy only reaches its backend per request, so it can start before agentfuzz starts
     # the reference server on the port it was given.
-    with proxy.running(args.cache, backend, REFERENCE_MODEL) as base_url:
-        print(f"live-litellm: proxy {base_url} -> reference server at {backend}", flush=True)
-        backend_options = ["--backend", "fixed", "--backend-port", str(port)]
-        code = fuzz("live-litellm", base_url, REFERENCE_MODEL, out, *_options(args),
-                    "--profile", args.profile, *backend_options)  # fmt: skip
-    report("live-litellm: fixed", out)
+    with _running(args, backend, REFERENCE_MODEL) as base_url:
+        print(f"live-litellm: proxy ({args.proxy_mode}) {base_url} -> reference server "
+              f"{profile} at {backend}", flush=True)  # fmt: skip
+        backend_options = ["--backend", profile, "--backend-port", str(port), *_oracles(profile)]
+        code = fuzz("live-litellm", base_url, args.alias or REFERENCE_MODEL, out,
+                    *_options(args), "--profile", args.profile, *backend_options)  # fmt: skip
+    report(f"live-litellm: {profile}", out)
     return code
 
 
@@ -76,9 +101,11 @@ def _behind_vllm(args: argparse.Namespace) -> int:
     out = args.out / "vllm"
     with contextlib.ExitStack() as stack:
         backend = stack.enter_context(vllm.running(cache))
-        base_url = stack.enter_context(proxy.running(args.cache, backend, vllm.MODEL_NAME))
-        print(f"live-litellm: proxy {base_url} -> vLLM at {backend}", flush=True)
-        code = fuzz("live-litellm", base_url, vllm.MODEL_NAME, out, *_options(args),
+        base_url = stack.enter_context(_running(args, backend, vllm.MODEL_NAME))
+        print(
+            f"live-litellm: proxy ({args.proxy_mode}) {base_url} -> vLLM at {backend}", flush=True
+        )
+        code = fuzz("live-litellm", base_url, args.alias or vllm.MODEL_NAME, out, *_options(args),
                     "--profile", "vllm-cpu", "--workers", str(args.workers))  # fmt: skip
     report("live-litellm: vllm", out)
     return code
@@ -89,7 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=proxy.DEFAULT_CACHE)
     parser.add_argument("--vllm-cache", type=Path, default=vllm.DEFAULT_CACHE)
     parser.add_argument("--out", type=Path, default=Path("agentfuzz-out/live-litellm"))
-    parser.add_argument("--profile", default="default", help="fuzz profile behind `fixed`")
+    parser.add_argument("--proxy-mode", choices=proxy.MODES, default="bridge")
+    parser.add_argument("--alias", default=None, help="the model's name for clients")
+    parser.add_argument("--backends", default="fixed", help="reference server profiles, a,b,...")
+    parser.add_argument("--profile", default="default", help="fuzz profile behind the reference")
     parser.add_argument("--mode", default="both", choices=("synthetic", "session", "both"))
     parser.add_argument("--max-examples", type=int, default=60, help="per api/stream mode")
     parser.add_argument("--max-time", type=float, default=240.0, help="seconds per backend")
@@ -107,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     if built != 0:
         return built
     try:
-        codes = [_behind_fixed(args)]
+        codes = [_behind_reference(args, name) for name in args.backends.split(",") if name]
         if args.vllm is not False:
             codes.append(_behind_vllm(args))
     except (proxy.ServerError, vllm.ServerError) as exc:

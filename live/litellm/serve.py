@@ -1,9 +1,16 @@
 """Run the LiteLLM proxy built by build.py on 127.0.0.1 in front of one OpenAI-compatible backend.
 
-`python live/litellm/serve.py --backend-url URL --backend-model NAME` prints the proxy's base URL
-and serves until SIGINT/SIGTERM; `--check` sends one chat and one Responses request forcing a tool
-call, prints the answers and exits 0 when both called the tool. Other scripts use `running(cache,
-backend_url, backend_model)`, a context manager yielding the base URL.
+`python live/litellm/serve.py --backend-url URL --backend-model NAME [--mode bridge|passthrough]
+[--alias NAME]` prints the proxy's base URL and serves until SIGINT/SIGTERM; `--check` sends one
+chat and one Responses request forcing a tool call, prints the answers and exits 0 when both
+called the tool. Other scripts use `running(cache, backend_url, backend_model, mode=...,
+alias=...)`, a context manager yielding the base URL.
+
+The two modes LiteLLM ships for a Responses request to an OpenAI-compatible backend: `bridge`
+translates it into chat completions (`use_chat_completions_api`, where ids are rewritten);
+`passthrough` forwards it to the backend's own `/v1/responses`. `--alias` names the model as
+clients see it, routed to the backend's model under its own name (a deployment's usual setup, and
+one more field the proxy must rewrite).
 """
 
 from __future__ import annotations
@@ -28,22 +35,26 @@ DEFAULT_CACHE = ROOT / ".cache" / "live-litellm"
 START_TIMEOUT = 60.0
 
 
-def proxy_config(backend_url: str, backend_model: str, translate: bool = True) -> dict[str, Any]:
-    """The proxy's config: one model, named as the backend's, routed to it as an OpenAI server.
+MODES = ("bridge", "passthrough")
 
-    With `translate`, `/v1/responses` is turned into chat completions for the backend (the path
-    where ids are rewritten); without it, Responses requests are passed through as they are.
-    """
+
+def proxy_config(
+    backend_url: str, backend_model: str, mode: str = "bridge", alias: str | None = None
+) -> dict[str, Any]:
+    """The proxy's config: one model, named `alias` (default: as the backend's), routed to the
+    backend as an OpenAI server; `mode` is how it serves `/v1/responses` (see MODES)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r} (known: {', '.join(MODES)})")
     params: dict[str, Any] = {
         "model": f"openai/{backend_model}",
         "api_base": backend_url.rstrip("/"),
         # The openai client inside LiteLLM insists on a key; the backend ignores it.
         "api_key": "none",
     }
-    if translate:
+    if mode == "bridge":
         params["use_chat_completions_api"] = True
     return {
-        "model_list": [{"model_name": backend_model, "litellm_params": params}],
+        "model_list": [{"model_name": alias or backend_model, "litellm_params": params}],
         # Loopback only and keyless on purpose: any client may fuzz it without knowing a key. The
         # proxy refuses to start without a master key unless told so.
         "general_settings": {"dangerously_permit_weak_or_unset_master_key": True},
@@ -83,14 +94,15 @@ def running(
     backend_model: str,
     port: int | None = None,
     timeout: float = START_TIMEOUT,
-    translate: bool = True,
+    mode: str = "bridge",
+    alias: str | None = None,
 ) -> Iterator[str]:
     """Start the proxy in front of `backend_url`, wait until ready, yield its base URL; stop it."""
     check_built(cache)
     port = port or free_port()
     root = f"http://127.0.0.1:{port}"
     config, log = cache / f"proxy-{port}.yaml", cache / f"proxy-{port}.log"
-    write_config(config, proxy_config(backend_url, backend_model, translate))
+    write_config(config, proxy_config(backend_url, backend_model, mode, alias))
     command, ready = proxy_command(cache, config, port), f"{root}/health/readiness"
     try:
         with serving("litellm", command, log=log, cwd=cache, ready=ready, timeout=timeout,
@@ -149,9 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend-model", required=True, help="the backend's model name")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument(
-        "--no-translate",
-        action="store_true",
-        help="pass /v1/responses through instead of translating it to chat completions",
+        "--mode",
+        choices=MODES,
+        default="bridge",
+        help="bridge: /v1/responses translated to chat completions; passthrough: forwarded as is",
+    )
+    parser.add_argument(
+        "--alias", default=None, help="the model's name for clients (default: the backend's)"
     )
     parser.add_argument("--check", action="store_true", help="one forced call per api, then stop")
     args = parser.parse_args(argv)
@@ -164,12 +180,13 @@ def main(argv: list[str] | None = None) -> int:
             args.backend_url,
             args.backend_model,
             args.port,
-            translate=not args.no_translate,
+            mode=args.mode,
+            alias=args.alias,
         ) as base_url:
             print(f"ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
             print(base_url, flush=True)
             if args.check:
-                ok = check(base_url, args.backend_model)
+                ok = check(base_url, args.alias or args.backend_model)
                 print("check: ok" if ok else "check: FAILED, get_weather was not called")
                 return 0 if ok else 1
             while True:

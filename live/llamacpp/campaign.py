@@ -17,13 +17,15 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from _kit import campaign_main  # noqa: E402
-from serve import DEFAULT_CACHE, MODEL_NAME, running  # noqa: E402
+from serve import CHAT_FORMAT, DEFAULT_CACHE, MODEL_NAME, running  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
+    # One fuzz profile for both chat formats: what the server claims (its request schema's
+    # knobs) is the same, and neither format's own markers are special tokens of SmolLM2.
     return campaign_main("live-llamacpp", HERE, running, MODEL_NAME, default_cache=DEFAULT_CACHE,
                          profile="llamacpp", max_examples=40, workers=2, timeout=120,
-                         extra=("--api", "chat"), argv=argv)  # fmt: skip
+                         extra=("--api", "chat"), argv=argv, mode=CHAT_FORMAT)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -64,8 +64,18 @@ def test_the_config_routes_one_model_named_as_the_backend_one() -> None:
     assert params["api_base"] == "http://127.0.0.1:8000/v1"
     assert params["use_chat_completions_api"] is True
     assert params["api_key"]
-    passthrough = serve.proxy_config("http://127.0.0.1:8000/v1", "m", translate=False)
+    passthrough = serve.proxy_config("http://127.0.0.1:8000/v1", "m", mode="passthrough")
     assert "use_chat_completions_api" not in passthrough["model_list"][0]["litellm_params"]
+
+
+def test_an_alias_names_the_model_for_clients_and_routes_to_the_backend_name() -> None:
+    serve = _load("serve")
+    config = serve.proxy_config("http://127.0.0.1:8000/v1", "smollm2", "passthrough", "team-model")
+    (entry,) = config["model_list"]
+    assert entry["model_name"] == "team-model"
+    assert entry["litellm_params"]["model"] == "openai/smollm2"
+    with pytest.raises(ValueError, match="unknown mode"):
+        serve.proxy_config("http://127.0.0.1:8000/v1", "m", "translate")
 
 
 def test_the_config_file_is_json_so_yaml_reads_it_back(tmp_path: Path) -> None:
