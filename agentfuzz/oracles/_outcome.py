@@ -89,8 +89,20 @@ _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 # A word: letters (dotted, as in a module path); a token with a digit or "_" in it is an id.
 _WORD = re.compile(r"[a-z]{2,}(?:\.[a-z]+)*")
-# Messages that name no cause: every such 5xx is one signature.
-_GENERIC = {"", "internal server error", "internal error", "error", "server error"}
+# Messages that name no cause: every such 5xx is one signature, refined by what its repro needs
+# (Portkey answers "Something went wrong" for every fault it did not foresee).
+_GENERIC = {
+    "",
+    "internal server error",
+    "internal error",
+    "error",
+    "server error",
+    "something went wrong",
+    "an error occurred",
+    "unknown error",
+    "unexpected error",
+    "an unexpected error occurred",
+}
 
 
 def _message(body: str) -> str:

@@ -23,7 +23,7 @@ from agentfuzz import replay_bundle, resend_bundle
 
 HERE = Path(__file__).parent
 ORACLE = "error"
-SIGNATURE = "error:http_status:500:eb17cf"
+SIGNATURE = "error:http_status:500:needs:malformed:truncated"
 
 
 def test_repro(request: pytest.FixtureRequest) -> None:

@@ -147,7 +147,13 @@ def test_a_5xx_is_signed_by_the_cause_its_message_names_not_by_what_varies() -> 
     # A body nested past the parser's depth is read as text, never an error of ours.
     assert _signature("[" * 5000).startswith("error:http_status:500")
     # A bare status page names no cause: one signature, as before.
-    for bare in ("Internal Server Error", "", '{"error": {"message": "Internal Server Error"}}'):
+    generic = '{"status": "failure", "message": "Something went wrong"}'  # Portkey's, any cause
+    for bare in (
+        "Internal Server Error",
+        "",
+        '{"error": {"message": "Internal Server Error"}}',
+        generic,
+    ):
         assert _signature(bare) == "error:http_status:500"
 
 
