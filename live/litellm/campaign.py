@@ -56,10 +56,10 @@ def _options(args: argparse.Namespace) -> list[str]:
     return [*mode, "--max-time", str(args.max_time), "--seed", str(args.seed), "--timeout", "300"]
 
 
-# The oracle that judges a planted odd shape by itself: the backend's fault, carried faithfully,
-# is not the proxy's. What is left judges how the proxy carried it (a 500, a broken stream, a
-# schema it broke on its own).
-PLANTED = {"call-unnamed": "unknown_tool"}
+# The oracles that judge a planted odd shape by itself: the backend's fault, carried faithfully,
+# is not the proxy's (a call named "" is no declared tool, nor the one tool_choice named). What
+# is left judges how the proxy carried it (a 500, a broken stream, a schema it broke itself).
+PLANTED = {"call-unnamed": ("unknown_tool", "tool_choice")}
 
 
 def _oracles(profile: str) -> list[str]:
@@ -67,7 +67,7 @@ def _oracles(profile: str) -> list[str]:
         return []
     from agentfuzz.oracles import names  # the interpreter agentfuzz runs on
 
-    return ["--oracles", ",".join(n for n in names() if n != PLANTED[profile])]
+    return ["--oracles", ",".join(n for n in names() if n not in PLANTED[profile])]
 
 
 def _running(args: argparse.Namespace, backend: str, model: str) -> Any:

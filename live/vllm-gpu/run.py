@@ -94,7 +94,7 @@ def build(cache: Path) -> None:
     log = cache / "build.log"
     build_venv(cache, log)
     cpu_build.build_model(cache, log)  # with this cache's venv: torch, transformers, gguf
-    shutil.copyfile(HERE.parent / "vllm" / "hermes.jinja", cache / "hermes.jinja")
+    shutil.copyfile(HERE.parent / "vllm" / "templates" / "hermes.jinja", cache / "hermes.jinja")
     print(f"ready: {cache} (venv {size_of(cache / 'venv')}, model {size_of(cache / 'model')})")
 
 

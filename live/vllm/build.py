@@ -1,4 +1,4 @@
-"""Build the live vLLM (CPU) target into a cache folder: venv, model dir, template, launcher.
+"""Build the live vLLM (CPU) target into a cache folder: venv, model dir, templates, launcher.
 
 Stdlib only, so any python3.11 runs it. Each step ends by writing a marker holding its spec; a
 step whose marker is missing or stale is redone from scratch, so an interrupted build heals on the
@@ -8,6 +8,7 @@ next run.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -88,14 +89,40 @@ def build_model(cache: Path, log: Path) -> None:
 
 
 def install_files(cache: Path) -> None:
-    """Copy the chat template and the launcher into the cache when they changed."""
-    for name in ("hermes.jinja", "launch.py"):
-        source, target = HERE / name, cache / name
-        if target.exists() and target.read_bytes() == source.read_bytes():
-            print(f"{name}: up to date")
-        else:
-            shutil.copyfile(source, target)
-            print(f"{name}: installed")
+    """Copy the launcher and the chat templates into the cache when they changed."""
+    source, target = HERE / "launch.py", cache / "launch.py"
+    if target.exists() and target.read_bytes() == source.read_bytes():
+        print("launch.py: up to date")
+    else:
+        shutil.copyfile(source, target)
+        print("launch.py: installed")
+    install_templates(cache)
+
+
+def templates_spec(folder: Path = HERE / "templates") -> dict[str, str]:
+    """Each template's name and the SHA-256 of its text: an edited template changes the spec."""
+    return {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.glob("*.jinja"))
+    }
+
+
+def install_templates(cache: Path) -> None:
+    """Copy templates/ into the cache, whole, unless its marker records the same files."""
+    target, marker = cache / "templates", cache / "templates.done"
+    spec = templates_spec()
+    if is_done(marker, spec) and templates_spec(target) == spec:
+        print(f"templates: up to date ({len(spec)})")
+        return
+    marker.unlink(missing_ok=True)
+    partial = cache / "templates.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(HERE / "templates", partial)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    (cache / "hermes.jinja").unlink(missing_ok=True)  # where builds before the parsers put it
+    mark_done(marker, spec)
+    print(f"templates: installed ({', '.join(path.removesuffix('.jinja') for path in spec)})")
 
 
 def convert(gguf: Path, out: Path) -> None:
