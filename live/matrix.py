@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -59,7 +60,7 @@ TARGETS = {
         "llamacpp/campaign.py",
         "--chat-format",
         "FORMATS",
-        ("--profile", str(LIVE / "llamacpp" / "no-crash.toml")),
+        ("--profile", os.path.relpath(LIVE / "llamacpp" / "no-crash.toml")),
     ),
     # Behind the reference server only (--no-vllm): the proxy's faults, not vLLM's; behind
     # `fixed` and the two profiles answering with odd shapes.
