@@ -203,10 +203,11 @@ def serving(
         stop(proc, grace)
 
 
-def post(url: str, body: dict[str, Any], timeout: float = 120.0) -> dict[str, Any]:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
+def post(
+    url: str, body: dict[str, Any], timeout: float = 120.0, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    sent = {"Content-Type": "application/json", **(headers or {})}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=sent)
     with urllib.request.urlopen(request, timeout=timeout) as response:
         answer: dict[str, Any] = json.load(response)
         return answer
@@ -248,8 +249,64 @@ def forced_call(base_url: str, model: str) -> bool:
     return True
 
 
+_PARAMETERS = WEATHER_TOOL["function"]["parameters"]  # type: ignore[index]
+
+
+def forced_calls(base_url: str, model: str, headers: dict[str, str] | None = None) -> bool:
+    """A middleman's check: force `get_weather` through chat and through Responses, print both
+    answers, and say whether both called it (and nothing else)."""
+    ask = "Call get_weather for Paris."
+    function = {"name": "get_weather", "parameters": _PARAMETERS}
+    chat = post(f"{base_url}/chat/completions", {
+        "model": model, "messages": [{"role": "user", "content": ask}],
+        "tools": [{"type": "function", "function": function}], "tool_choice": "required",
+    }, headers=headers)  # fmt: skip
+    print(json.dumps(chat, indent=2))
+    responses = post(f"{base_url}/responses", {
+        "model": model, "input": ask, "tools": [{"type": "function", **function}],
+        "tool_choice": "required",
+    }, headers=headers)  # fmt: skip
+    print(json.dumps(responses, indent=2))
+    chat_calls = chat["choices"][0]["message"].get("tool_calls") or []
+    items = [item for item in responses.get("output", []) if item.get("type") == "function_call"]
+    names = [call["function"]["name"] for call in chat_calls] + [item["name"] for item in items]
+    return bool(chat_calls) and bool(items) and set(names) == {"get_weather"}
+
+
 def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
+
+
+def serve_or_check(
+    running: contextlib.AbstractContextManager[str],
+    check: Callable[[str], bool] | None = None,
+    note: str | None = None,
+) -> int:
+    """A serve.py's body: start `running`, print its base URL (and `note`), then serve until
+    SIGINT/SIGTERM, or run `check` on the base URL and stop. Every failure is one line."""
+    # SIGTERM unwinds like SIGINT, so the context manager always stops the process group.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    started = time.monotonic()
+    try:
+        with running as base_url:
+            print(f"ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
+            print(base_url, flush=True)
+            if note:
+                print(note, file=sys.stderr)
+            if check is not None:
+                ok = check(base_url)
+                print("check: ok" if ok else "check: FAILED, get_weather was not called")
+                return 0 if ok else 1
+            while True:
+                signal.pause()
+    except ServerError as exc:
+        print(f"serve.py: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, KeyError, IndexError, ValueError) as exc:
+        print(f"serve.py: check request failed: {exc!r}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 def serve_main(
@@ -269,28 +326,9 @@ def serve_main(
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--check", action="store_true", help="one forced tool call, then stop")
     args = parser.parse_args(argv)
-    # SIGTERM unwinds like SIGINT, so the context manager always stops the process group.
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    started = time.monotonic()
-    try:
-        chosen = mode.of(args) if mode is not None else {}
-        with running(args.cache.resolve(), args.port, **chosen) as base_url:
-            print(f"ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
-            print(base_url, flush=True)
-            if args.check:
-                ok = forced_call(base_url, model)
-                print("check: ok" if ok else "check: FAILED, no call to get_weather")
-                return 0 if ok else 1
-            while True:
-                signal.pause()
-    except ServerError as exc:
-        print(f"serve.py: {exc}", file=sys.stderr)
-        return 1
-    except (OSError, KeyError, IndexError, ValueError) as exc:
-        print(f"serve.py: check request failed: {exc!r}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    chosen = mode.of(args) if mode is not None else {}
+    check = (lambda url: forced_call(url, model)) if args.check else None
+    return serve_or_check(running(args.cache.resolve(), args.port, **chosen), check)
 
 
 def build(script: Path, cache: Path) -> int:

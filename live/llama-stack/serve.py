@@ -13,16 +13,14 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _kit import ServerError, free_port, post, serving
+from _kit import ServerError, forced_calls, free_port, serve_or_check, serving
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CACHE = ROOT / ".cache" / "live-llama-stack"
@@ -170,48 +168,6 @@ def running(
         shutil.rmtree(state, ignore_errors=True)
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}},
-    "required": ["city"],
-}
-
-
-def check(base_url: str, model: str) -> bool:
-    """Force `get_weather` through chat and through Responses; print both; True if both call it."""
-    ask = "Call get_weather for Paris."
-    chat = post(
-        f"{base_url}/chat/completions",
-        {
-            "model": model,
-            "messages": [{"role": "user", "content": ask}],
-            "tools": [
-                {"type": "function", "function": {"name": "get_weather", "parameters": PARAMETERS}}
-            ],
-            "tool_choice": "required",
-        },
-    )
-    print(json.dumps(chat, indent=2))
-    responses = post(
-        f"{base_url}/responses",
-        {
-            "model": model,
-            "input": ask,
-            "tools": [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}],
-            "tool_choice": "required",
-        },
-    )
-    print(json.dumps(responses, indent=2))
-    chat_calls = chat["choices"][0]["message"].get("tool_calls") or []
-    items = [item for item in responses.get("output", []) if item.get("type") == "function_call"]
-    names = [call["function"]["name"] for call in chat_calls] + [item["name"] for item in items]
-    return bool(chat_calls) and bool(items) and set(names) == {"get_weather"}
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the cache folder")
@@ -220,28 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--check", action="store_true", help="one forced call per api, then stop")
     args = parser.parse_args(argv)
-    # SIGTERM unwinds like SIGINT, so the context manager always stops the process group.
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    started = time.monotonic()
-    try:
-        with running(args.cache.resolve(), args.backend_url, args.backend_model, args.port) as url:
-            print(f"ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
-            print(url, flush=True)
-            print(f"model: {stack_model(args.backend_model)}", file=sys.stderr)
-            if args.check:
-                ok = check(url, stack_model(args.backend_model))
-                print("check: ok" if ok else "check: FAILED, get_weather was not called")
-                return 0 if ok else 1
-            while True:
-                signal.pause()
-    except ServerError as exc:
-        print(f"serve.py: {exc}", file=sys.stderr)
-        return 1
-    except (OSError, KeyError, IndexError, ValueError) as exc:
-        print(f"serve.py: check request failed: {exc!r}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    model = stack_model(args.backend_model)
+    started = running(args.cache.resolve(), args.backend_url, args.backend_model, args.port)
+    check = (lambda url: forced_calls(url, model)) if args.check else None
+    return serve_or_check(started, check, note=f"model: {model}")
 
 
 if __name__ == "__main__":

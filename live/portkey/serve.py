@@ -15,19 +15,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
-import signal
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _kit import ServerError, free_port, serving
+from _kit import ServerError, forced_calls, free_port, serve_or_check, serving
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -86,62 +81,6 @@ def running(cache: Path, port: int | None = None, timeout: float = START_TIMEOUT
         yield f"{root}/v1"
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}},
-    "required": ["city"],
-}
-
-
-def _post(url: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", **headers},
-    )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        answer: dict[str, Any] = json.load(response)
-        return answer
-
-
-def check(base_url: str, backend_url: str, model: str) -> bool:
-    """Force `get_weather` through chat and through Responses; print both; True if both call it."""
-    ask = "Call get_weather for Paris."
-    headers = route_headers(backend_url)
-    chat = _post(
-        f"{base_url}/chat/completions",
-        {
-            "model": model,
-            "messages": [{"role": "user", "content": ask}],
-            "tools": [
-                {"type": "function", "function": {"name": "get_weather", "parameters": PARAMETERS}}
-            ],
-            "tool_choice": "required",
-        },
-        headers,
-    )
-    print(json.dumps(chat, indent=2))
-    responses = _post(
-        f"{base_url}/responses",
-        {
-            "model": model,
-            "input": ask,
-            "tools": [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}],
-            "tool_choice": "required",
-        },
-        headers,
-    )
-    print(json.dumps(responses, indent=2))
-    chat_calls = chat["choices"][0]["message"].get("tool_calls") or []
-    items = [item for item in responses.get("output", []) if item.get("type") == "function_call"]
-    names = [call["function"]["name"] for call in chat_calls] + [item["name"] for item in items]
-    return bool(chat_calls) and bool(items) and set(names) == {"get_weather"}
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the cache folder")
@@ -152,27 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.check and not args.backend_url:
         parser.error("--check needs --backend-url")
-    # SIGTERM unwinds like SIGINT, so the context manager always stops the process group.
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    started = time.monotonic()
-    try:
-        with running(args.cache.resolve(), args.port) as base_url:
-            print(f"ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
-            print(base_url, flush=True)
-            if args.check:
-                ok = check(base_url, args.backend_url, args.backend_model)
-                print("check: ok" if ok else "check: FAILED, get_weather was not called")
-                return 0 if ok else 1
-            while True:
-                signal.pause()
-    except ServerError as exc:
-        print(f"serve.py: {exc}", file=sys.stderr)
-        return 1
-    except (OSError, KeyError, IndexError, ValueError) as exc:
-        print(f"serve.py: check request failed: {exc!r}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    headers = route_headers(args.backend_url) if args.check else {}
+    check = (lambda url: forced_calls(url, args.backend_model, headers)) if args.check else None
+    return serve_or_check(running(args.cache.resolve(), args.port), check)
 
 
 if __name__ == "__main__":
