@@ -55,6 +55,14 @@ def _failure(exc: BaseException) -> str:
     return text[:_FAILURE_LIMIT]
 
 
+# How many more times ``send`` tries a request that found its kept-alive connection closed.
+_STALE_RETRIES = 2
+
+
+def _slow(exchange: Exchange) -> bool:
+    return bool(exchange.failure and exchange.failure.startswith(SLOW))
+
+
 # The request extension under which ``send`` asks the tee to keep what was sent and read.
 _READ = "agentfuzz.read"
 
@@ -199,8 +207,32 @@ class LiveTransport:
 
     def send(self, path: str, body: dict[str, Any] | str, stream: bool) -> Exchange:
         """POST ``body`` as JSON to ``base_url + path``; read SSE events when ``stream``. A
-        ``str`` body (a malformed one) is sent as that text."""
+        ``str`` body (a malformed one) is sent as that text.
+
+        A request that fails before any answer on a kept-alive connection the server had
+        already closed is sent again on a fresh one, as HTTP clients do: the fault, if any, is
+        the earlier request's, and pinning it on this one would be a false finding. A request
+        that fails so on a connection opened for it is this request's failure."""
+        exchange, reused = self._send(path, body, stream)
+        for _ in range(_STALE_RETRIES):
+            stale = reused and exchange.status is None and not exchange.events
+            if not (stale and exchange.failure and not exchange.body and not _slow(exchange)):
+                return exchange
+            try:
+                exchange, reused = self._send(path, body, stream)
+            except TargetUnreachable:
+                return exchange  # the server is gone: this request's failure is what it left
+        return exchange
+
+    def _send(self, path: str, body: dict[str, Any] | str, stream: bool) -> tuple[Exchange, bool]:
+        """One try of ``send``, and whether it went over a connection opened before it."""
         url = self.base_url + path
+        # What the network layer did for this request (a cassette or a mock says nothing).
+        traced: list[str] = []
+
+        def trace(event: str, _info: dict[str, Any]) -> None:
+            traced.append(event)
+
         # Serialized here, not by httpx, so the bytes sent are exactly ``json.dumps(body)``.
         content = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         headers = {"Content-Type": "application/json"}
@@ -216,7 +248,9 @@ class LiveTransport:
         started = time.perf_counter()
         budget = _Budget(self.timeout, started)
         try:
-            asked = {_READ: read} if self.recording else None
+            asked: dict[str, Any] = {"trace": trace}
+            if self.recording:
+                asked[_READ] = read
             with self._client.stream(
                 "POST", url, content=content, headers=headers, extensions=asked
             ) as response:
@@ -236,7 +270,7 @@ class LiveTransport:
             failure = _failure(exc)
         except _Overrun as exc:
             failure = str(exc)[:_FAILURE_LIMIT]
-        return Exchange(
+        exchange = Exchange(
             url=url,
             request=body,
             stream=stream,
@@ -251,6 +285,8 @@ class LiveTransport:
             headers=_pairs(answer_headers),
             raw=read.raw,
         )
+        opened = any(event.startswith("connection.connect_tcp") for event in traced)
+        return exchange, bool(traced) and not opened
 
     def ready(self, within: float) -> bool:
         """Whether ``GET /models`` answers 200 within ``within`` seconds: a server still

@@ -323,3 +323,95 @@ def test_gzip_declared_garbage_is_a_failure(serve: Callable[[Handler], RawServer
         exchange = transport.send("/chat/completions", BODY, stream=False)
     assert exchange.status == 200
     assert exchange.failure is not None and "DecodingError" in exchange.failure
+
+
+def _kept_alive(conn: socket.socket) -> None:
+    payload = COMPLETION
+    head = _head("200 OK", "application/json", f"Content-Length: {len(payload)}\r\n\r\n")
+    conn.sendall(head + payload)
+
+
+def _reset(conn: socket.socket) -> None:
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+class _KeepAliveServer:
+    """Answers a connection's first request and keeps it open; resets it on its second. Each
+    connection after the first answers its first request (``answer_later``) or resets it."""
+
+    def __init__(self, answer_later: bool, die: bool = False) -> None:
+        self.die = die
+        self.requests: list[bytes] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+        self.answer_later = answer_later
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        first = True
+        self._listener.settimeout(10)
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with conn:
+                self.requests.append(_read_request(conn))
+                if first or self.answer_later:
+                    _kept_alive(conn)
+                else:
+                    _reset(conn)
+                    continue
+                if first:
+                    first = False
+                    self.requests.append(_read_request(conn))
+                    _reset(conn)
+                    if self.die:  # the second request killed it: nothing listens any more
+                        self._listener.close()
+                        return
+
+    def close(self) -> None:
+        self._listener.close()
+        self._thread.join(timeout=10)
+
+
+def test_a_kept_alive_connection_the_server_dropped_is_tried_again_on_a_fresh_one() -> None:
+    # Llama Stack closes a connection after some 400s: the next request on it fails before
+    # any answer. The fault is not that request's; a client sends it again, and so do we.
+    server = _KeepAliveServer(answer_later=True)
+    try:
+        with LiveTransport(server.url) as transport:
+            assert transport.send("/chat/completions", BODY, stream=False).status == 200
+            again = transport.send("/chat/completions", BODY, stream=False)
+    finally:
+        server.close()
+    assert again.status == 200 and again.failure is None
+    assert len(server.requests) == 3  # the first, the one the reset lost, its second try
+
+
+def test_a_request_that_fails_on_a_fresh_connection_too_is_its_own_failure() -> None:
+    server = _KeepAliveServer(answer_later=False)
+    try:
+        with LiveTransport(server.url) as transport:
+            assert transport.send("/chat/completions", BODY, stream=False).status == 200
+            failed = transport.send("/chat/completions", BODY, stream=False)
+    finally:
+        server.close()
+    assert failed.status is None and failed.failure
+    assert [kind for kind, _ in assemble(failed).errors] == ["transport"]
+    assert len(server.requests) == 3  # tried again once, on a connection opened for it
+
+
+def test_a_request_after_which_the_server_is_gone_keeps_its_failure() -> None:
+    # Tried again, the server refuses the connection: it died of this request, which is the
+    # repro (error:server_died), not unreachable from the start.
+    server = _KeepAliveServer(answer_later=True, die=True)
+    try:
+        with LiveTransport(server.url) as transport:
+            assert transport.send("/chat/completions", BODY, stream=False).status == 200
+            failed = transport.send("/chat/completions", BODY, stream=False)
+    finally:
+        server.close()
+    assert failed.status is None and failed.failure
+    assert len(server.requests) == 2
