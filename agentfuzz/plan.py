@@ -66,7 +66,9 @@ class Step(_Frozen):
     server is owed one (its last answer was text, or failed), or always when ``interject``.
     ``api``/``stream``, when set, switch the session to that api or stream mode from this turn on.
     ``fields`` and ``forms`` are this turn's request surface (``Options.fields`` and
-    ``Options.forms``), drawn for the mode the session is in at this step. ``chain`` makes a
+    ``Options.forms``), drawn for the mode the session is in at this step (``surface_api``: a
+    turn sent in another api, as a shrunk session that lost its switch is, sends neither: the
+    fields of one api are unknown parameters to the other). ``chain`` makes a
     Responses turn lean on a stored answer (``Chain``); elsewhere, or with no answer to name
     yet, the turn resends the whole history as usual. ``relation`` pairs the turn's request
     with a related one (``agentfuzz.relations``) where it fits; the partner's answer is
@@ -81,6 +83,7 @@ class Step(_Frozen):
     stream: bool | None = None
     fields: dict[str, Any] = Field(default_factory=dict)
     forms: tuple[str, ...] = ()
+    surface_api: Api | None = None
     chain: Chain | None = None
     relation: str | None = None
 

@@ -105,6 +105,8 @@ def _chained(
 ) -> tuple[tuple[Item, ...], dict[str, Any]]:
     """What a turn sends (``Step.chain``): the items after the answer it leans on and its
     surface fields naming that answer, or the whole history and the step's own fields."""
+    if step.surface_api not in (None, api):
+        return tuple(items), {}
     fields = dict(step.fields)
     ref = (own if step.chain == "own" else elsewhere) if step.chain and api == "responses" else None
     if ref is None or not items[since:]:
@@ -156,9 +158,10 @@ def run_session(
             if plain.history.items != tuple(items):
                 items[:] = sent = plain.history.items
         case = plain
-        if fields or step.forms:
+        forms = step.forms if step.surface_api in (None, api) else ()
+        if fields or forms:
             given = plain.options.fields | fields
-            options = plain.options.model_copy(update={"fields": given, "forms": step.forms})
+            options = plain.options.model_copy(update={"fields": given, "forms": forms})
             history = plain.history.model_copy(update={"items": sent})
             case = plain.model_copy(update={"options": options, "history": history})
         obs = send(case)

@@ -98,6 +98,7 @@ def _step(
         stream=stream,
         fields=fields,
         forms=forms,
+        surface_api=surface.mode[0] if fields or forms else None,
         chain=chain,
         relation=relation,
     )

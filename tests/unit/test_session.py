@@ -620,3 +620,21 @@ def test_a_refused_turn_goes_again_without_its_fields_under_the_same_number() ->
     assert [t.number for t in turns] == [1, 2]
     turns, _ = run(plan(Step(), Step()), refused, TEXT)
     assert [t.number for t in turns] == [1, 2]
+
+
+def test_a_turn_in_another_api_than_its_fields_were_drawn_for_sends_none_of_them() -> None:
+    # Shrinking can take away the step that switched to chat: the next step's chat fields
+    # (logprobs) would then go to a Responses turn as unknown parameters.
+    drawn = Step(fields={"logprobs": True}, forms=("parts",), surface_api="chat")
+    p = plan(drawn).model_copy(update={"api": "responses"})
+    turns, _ = run(p, TEXT)
+    assert (turns[0].case.options.fields, turns[0].case.options.forms) == ({}, ())
+    chained = Step(chain="own", fields={"previous_response_id": "x"}, surface_api="chat")
+    p = plan(Step(), chained).model_copy(update={"api": "responses"})
+    turns, _ = run(p, answered_as("resp_1"), TEXT)
+    assert turns[1].case.options.fields == {}
+    assert kinds(turns[1].case)[0] == "user"  # the whole history, not leaning on resp_1
+    # Drawn for the api it is sent in (or made by hand, no api named): sent as drawn.
+    for same in ("chat", None):
+        turns, _ = run(plan(Step(fields={"logprobs": True}, surface_api=same)), TEXT)
+        assert turns[0].case.options.fields == {"logprobs": True}
