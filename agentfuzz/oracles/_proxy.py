@@ -9,7 +9,8 @@ the client sent. Then ids, pairing, losses and additions are compared along that
 Tolerated, because a proxy may legitimately do them: content as a string or as a list of text
 parts; whitespace in texts; one assistant turn's texts and calls merged into one message or split
 into several (chat messages or Responses items), adjacent texts merged, the turn's text before or
-after its calls; arguments re-serialized as equal JSON; ``system`` as ``developer`` or Responses
+after its calls; a parallel turn's calls sent one at a time, each followed by its result;
+arguments re-serialized as equal JSON; ``system`` as ``developer`` or Responses
 ``instructions``; reasoning (kept, folded or dropped: chat has no reasoning items); knobs and
 fields the backend did not get from the client (``stream_options``, defaults, ``strict``,
 ``model``); a tool renamed (paired with its twin by identical description and parameters) as
@@ -234,6 +235,7 @@ def compare(sent: Case, got: Case) -> list[Violation]:
     renames = _renames(sent.history.tools, got.history.tools)
     back = {new: old for old, new in renames.items()}
     mine, theirs = entries(sent.history, back), entries(got.history, back)
+    mine, theirs = _calls_first(mine), _calls_first(theirs)
     if any(form in _ODD_PARTS for form in sent.options.forms):
         mine, theirs = _but_last_user(mine), _but_last_user(theirs)
     chained = _chained(sent) and not _chained(got)
@@ -247,6 +249,36 @@ def compare(sent: Case, got: Case) -> list[Violation]:
         *_pairing(mine, theirs, matched, stored),
         *_lost_and_injected(mine, theirs, matched, stored),
     ]
+
+
+def _calls_first(found: list[Entry]) -> list[Entry]:
+    """``found`` with each run of calls and results (nothing else between them) in one order:
+    its calls, then its results, when every result in it comes after its call. A proxy that
+    sends a parallel turn's calls one at a time, each followed by its result, loses nothing."""
+    out: list[Entry] = []
+    run: list[Entry] = []
+
+    def flush() -> None:
+        called: set[str] = set()
+        paired = True
+        for entry in run:
+            if entry.kind == "call":
+                called.add(entry.id)
+            elif entry.id not in called:
+                paired = False
+        if paired:
+            run.sort(key=lambda e: e.kind != "call")  # stable: the calls' order, the results'
+        out.extend(run)
+        run.clear()
+
+    for entry in found:
+        if entry.kind in ("call", "result"):
+            run.append(entry)
+            continue
+        flush()
+        out.append(entry)
+    flush()
+    return out
 
 
 def _chained(case: Case) -> bool:

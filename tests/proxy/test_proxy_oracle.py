@@ -509,3 +509,30 @@ def test_a_chained_request_passed_through_may_add_nothing_before_its_input() -> 
     added["input"].insert(0, {"role": "user", "content": "Weather in Rome?"})
     found = _check(sent, added, sent_path=RESPONSES, got_path=RESPONSES)
     assert _kinds(found) == {"injected"}
+
+
+def _split(body: dict[str, Any], order: tuple[int, ...]) -> dict[str, Any]:
+    """``body`` with its parallel turn (messages 2-4) sent one call at a time, as
+    assistant(call)/tool pairs in ``order`` (0: call_a, 1: call_b)."""
+    got = copy.deepcopy(body)
+    turn, results = got["messages"][2], got["messages"][3:5]
+    pairs = []
+    for k in order:
+        pairs.append({"role": "assistant", "content": None, "tool_calls": [turn["tool_calls"][k]]})
+        pairs.append(results[k])
+    got["messages"][2:5] = pairs
+    return got
+
+
+def test_a_parallel_turn_sent_one_call_at_a_time_loses_nothing() -> None:
+    # Llama Stack sends each of a turn's calls in its own assistant message, its result after.
+    sent = _chat_body()
+    assert _check(sent, _split(sent, (0, 1))) == []
+
+
+def test_a_result_sent_before_its_call_is_still_reported() -> None:
+    sent = _chat_body()
+    got = _split(sent, (0, 1))
+    # call_b's result now comes before call_b itself.
+    got["messages"][4], got["messages"][5] = got["messages"][5], got["messages"][4]
+    assert _check(sent, got) != []
