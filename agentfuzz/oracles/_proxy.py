@@ -43,7 +43,13 @@ from agentfuzz.history import (
 )
 from agentfuzz.observation import BackendRequest, Observation, Violation
 from agentfuzz.oracles._common import one_line
-from agentfuzz.oracles._proxy_align import Entry, align, entries, merge_texts
+from agentfuzz.oracles._proxy_align import (
+    Entry,
+    align,
+    entries,
+    is_assistant_text,
+    merge_texts,
+)
 from agentfuzz.oracles._registry import register
 
 __all__ = ["proxy_fidelity"]
@@ -252,27 +258,32 @@ def compare(sent: Case, got: Case) -> list[Violation]:
 
 
 def _calls_first(found: list[Entry]) -> list[Entry]:
-    """``found`` with each run of calls and results (nothing else between them) in one order:
-    its calls, then its results, when every result in it comes after its call. A proxy that
-    sends a parallel turn's calls one at a time, each followed by its result, loses nothing."""
+    """``found`` with each run of calls, results and assistant texts (no user or system
+    message between them) in one order: its calls, the texts before its first result, its
+    results, the texts after; unless a result in it comes before a call to answer. A proxy that
+    sends a parallel turn's calls one at a time, each followed by its result (and the turn's
+    text with the first), loses nothing. The price: a result moved past a later turn's call is
+    not seen."""
     out: list[Entry] = []
     run: list[Entry] = []
 
     def flush() -> None:
-        called: set[str] = set()
-        paired = True
+        # By count, not by id: the same verdict on both sides when a proxy changed the ids.
+        owed, paired = 0, True
         for entry in run:
-            if entry.kind == "call":
-                called.add(entry.id)
-            elif entry.id not in called:
-                paired = False
+            owed += (entry.kind == "call") - (entry.kind == "result")
+            paired = paired and owed >= 0
         if paired:
-            run.sort(key=lambda e: e.kind != "call")  # stable: the calls' order, the results'
+            # Stable: the calls, the texts said with them, the results, the texts after those.
+            first = next((i for i, e in enumerate(run) if e.kind == "result"), len(run))
+            rank = {"call": 0, "result": 2}
+            order = [rank.get(e.kind, 1 if i < first else 3) for i, e in enumerate(run)]
+            run[:] = [e for _, _, e in sorted(zip(order, range(len(run)), run, strict=True))]
         out.extend(run)
         run.clear()
 
     for entry in found:
-        if entry.kind in ("call", "result"):
+        if entry.kind in ("call", "result") or is_assistant_text(entry):
             run.append(entry)
             continue
         flush()

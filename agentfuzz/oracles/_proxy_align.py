@@ -10,7 +10,7 @@ from typing import Literal
 
 from agentfuzz.history import AssistantMessage, History, SystemMessage, ToolResult, UserMessage
 
-__all__ = ["Entry", "align", "entries", "merge_texts"]
+__all__ = ["Entry", "align", "entries", "is_assistant_text", "merge_texts"]
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def align(sent: list[Entry], got: list[Entry]) -> dict[int, int]:
     return matched
 
 
-def _assistant_text(entry: Entry) -> bool:
+def is_assistant_text(entry: Entry) -> bool:
     return entry.kind == "message" and entry.key[0] == "assistant"
 
 
@@ -116,10 +116,10 @@ def merge_texts(sent: list[Entry], got: list[Entry], matched: dict[int, int]) ->
     """Match, in ``matched``, the client's assistant texts that reached the backend as one: in
     order, unmatched on both sides, the backend's text their concatenation (two turns that a
     lost result between them made one; the result is that loss, the texts were not lost)."""
-    free = [i for i, e in enumerate(sent) if i not in matched and _assistant_text(e)]
+    free = [i for i, e in enumerate(sent) if i not in matched and is_assistant_text(e)]
     reached = set(matched.values())
     for g, entry in enumerate(got):
-        if g not in reached and _assistant_text(entry):
+        if g not in reached and is_assistant_text(entry):
             run = _joining(sent, free, entry.key[1])
             matched.update({i: g for i in run})
             free = [i for i in free if i not in run]

@@ -536,3 +536,15 @@ def test_a_result_sent_before_its_call_is_still_reported() -> None:
     # call_b's result now comes before call_b itself.
     got["messages"][4], got["messages"][5] = got["messages"][5], got["messages"][4]
     assert _check(sent, got) != []
+
+
+def test_a_parallel_turn_with_text_sent_one_call_at_a_time_loses_nothing() -> None:
+    # The turn's text goes with its first call, or in an assistant message of its own.
+    sent = _chat_body()
+    sent["messages"][2]["content"] = "Checking both."
+    with_first = _split(sent, (0, 1))
+    with_first["messages"][2]["content"] = "Checking both."
+    assert _check(sent, with_first) == []
+    alone = _split(sent, (0, 1))
+    alone["messages"].insert(2, {"role": "assistant", "content": "Checking both."})
+    assert _check(sent, alone) == []
