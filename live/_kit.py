@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import shlex
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import urllib.error
 import urllib.request
 import zipfile
@@ -71,6 +73,17 @@ class BuildError(Exception):
 
 class ServerError(Exception):
     """A server could not be started or did not become ready; the message is one line."""
+
+
+def load_script(name: str, path: Path) -> types.ModuleType:
+    """Import the script at `path` as module `name`: several targets have a serve.py, and a
+    campaign that drives two of them (a proxy and its backend) needs each under its own name."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(cmd: list[str], log: Path, what: str, env: dict[str, str] | None = None) -> str:

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -34,21 +32,12 @@ LIVE = HERE.parent
 REFERENCE_MODEL = "kimi-k2-reference"  # what the reference server lists at /v1/models
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    # live/vllm and live/litellm both have a serve.py: load each under its own name.
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-proxy = _load("litellm_serve", HERE / "serve.py")
-vllm = _load("vllm_serve", LIVE / "vllm" / "serve.py")
 sys.path.insert(0, str(LIVE))
 
-from _kit import EXIT_OFFLINE, build, fuzz, report  # noqa: E402
+from _kit import EXIT_OFFLINE, build, fuzz, load_script, report  # noqa: E402
+
+proxy = load_script("litellm_serve", HERE / "serve.py")
+vllm = load_script("vllm_serve", LIVE / "vllm" / "serve.py")
 
 
 def _options(args: argparse.Namespace) -> list[str]:

@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 LIVE = HERE.parent
@@ -37,21 +35,12 @@ ODD_BACKENDS = ("calls-say-stop", "chat-no-done")
 LABEL = "live-llama-stack"
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    # live/vllm and live/llama-stack both have a serve.py: load each under its own name.
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-stack = _load("llama_stack_serve", HERE / "serve.py")
-vllm = _load("vllm_serve", LIVE / "vllm" / "serve.py")
 sys.path.insert(0, str(LIVE))
 
-from _kit import EXIT_OFFLINE, build, fuzz, report  # noqa: E402
+from _kit import EXIT_OFFLINE, build, fuzz, load_script, report  # noqa: E402
+
+stack = load_script("llama_stack_serve", HERE / "serve.py")
+vllm = load_script("vllm_serve", LIVE / "vllm" / "serve.py")
 
 
 def odd_backends(text: str) -> list[str]:
