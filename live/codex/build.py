@@ -7,7 +7,6 @@ Exit 3 when the npm registry cannot be reached, 1 for any other failure.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _kit import BuildError, is_done, mark_done, run, size_of
+from _kit import BuildError, build_main, is_done, mark_done, run
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -63,21 +62,7 @@ def build(cache: Path, log: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the cache folder")
-    args = parser.parse_args(argv)
-    cache = args.cache.resolve()
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        build(cache, cache / "build.log")
-    except BuildError as exc:
-        print(f"build.py: {exc}", file=sys.stderr)
-        return exc.code
-    except OSError as exc:
-        print(f"build.py: {exc}", file=sys.stderr)
-        return 1
-    print(f"ready: {cache} ({size_of(cache / 'node_modules')})")
-    return 0
+    return build_main(__doc__.splitlines()[0], DEFAULT_CACHE, build, "node_modules", argv)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ run. Nothing here touches the project's own .venv.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _kit import BuildError, is_done, mark_done, probe_index, run, size_of
+from _kit import BuildError, build_main, is_done, mark_done, probe_index, run
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -53,21 +52,7 @@ def build_venv(cache: Path, log: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the cache folder")
-    args = parser.parse_args(argv)
-    cache = args.cache.resolve()
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        build_venv(cache, cache / "build.log")
-    except BuildError as exc:
-        print(f"build.py: {exc}", file=sys.stderr)
-        return exc.code
-    except OSError as exc:
-        print(f"build.py: {exc}", file=sys.stderr)
-        return 1
-    print(f"ready: {cache} (venv {size_of(cache / 'venv')})")
-    return 0
+    return build_main(__doc__.splitlines()[0], DEFAULT_CACHE, build_venv, "venv", argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ on the next run. Nothing here touches the project's own .venv.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _kit import BuildError, is_done, mark_done, size_of
+from _kit import BuildError, build_main, is_done, mark_done
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -130,21 +129,7 @@ def build_gateway(cache: Path, log: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the cache folder")
-    args = parser.parse_args(argv)
-    cache = args.cache.resolve()
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        build_gateway(cache, cache / "build.log")
-    except BuildError as exc:
-        print(f"build.py: {exc}", file=sys.stderr)
-        return exc.code
-    except OSError as exc:
-        print(f"build.py: {exc}", file=sys.stderr)
-        return 1
-    print(f"ready: {cache} (node_modules {size_of(cache / 'node_modules')})")
-    return 0
+    return build_main(__doc__.splitlines()[0], DEFAULT_CACHE, build_gateway, "node_modules", argv)
 
 
 if __name__ == "__main__":
