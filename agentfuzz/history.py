@@ -178,12 +178,16 @@ class Provenance(_Frozen):
 
     ``untouched``: every assistant message and call id in the history is the server's own
     output, sent back unmodified. ``echoed``: the call ids the previous turn returned, sent
-    back unchanged in this request together with their results.
+    back unchanged in this request together with their results. ``context``: on a request
+    chained onto the session's own last answer (``previous_response_id``), the conversation
+    that answer closed, as the client holds it, when the session can vouch it is exactly what
+    the server stored (every answer in it taken back whole, no message forms); empty otherwise.
     """
 
     turn: int
     untouched: bool = True
     echoed: tuple[str, ...] = ()
+    context: tuple[Item, ...] = ()
 
 
 class Case(_Frozen):

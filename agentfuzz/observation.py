@@ -145,6 +145,9 @@ class Observation:
     # The Responses answer's own id (``resp_…``), which a later turn may name as
     # ``previous_response_id``; the terminal event's word on it wins in a stream.
     response_id: str | None = None
+    # The Responses answer's output item types in order, as its final word lists them (the
+    # body, or the terminal event of a stream); empty without one.
+    output_types: tuple[str, ...] = ()
     # Output agentfuzz does not model, by type: a custom tool's call (chat ``custom``,
     # Responses ``custom_tool_call``), a hosted tool's (``web_search_call``…), a chat legacy
     # ``function_call``. Not in ``tool_calls``: their input is not JSON arguments, no

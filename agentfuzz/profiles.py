@@ -115,8 +115,9 @@ class Profile(BaseModel):
     knobs: tuple[str, ...] = KNOBS
     # The relations (agentfuzz/relations.py) a request may be paired by: the judge then sends
     # the related request right after it. Empty: no pairs (``--differential`` still adds the
-    # stream twin to every request).
-    relations: tuple[str, ...] = tuple(RELATIONS)
+    # stream twin to every request). ``chain`` is for targets that store Responses answers,
+    # and is paired only where a profile names it.
+    relations: tuple[str, ...] = tuple(n for n in RELATIONS if n != "chain")
 
     @property
     def quiet_signatures(self) -> tuple[str, ...]:

@@ -424,6 +424,31 @@ def _fit_stream(case: Case, _: int) -> Case | None:
     return _with_greedy(case)
 
 
+def _context(case: Case) -> tuple[Item, ...]:
+    """The conversation a request chained onto its session's own last answer stands for, when
+    the session vouches for it (``Provenance.context``); empty otherwise."""
+    if case.api != "responses" or not case.options.fields.get("previous_response_id"):
+        return ()
+    return case.session.context if case.session is not None else ()
+
+
+def _chain_ready(case: Case) -> bool:
+    return _prompt_ready(case) and bool(_context(case)) and not case.options.forms
+
+
+def _fit_chain(case: Case, _: int) -> Case | None:
+    return _with_usage(case) if _context(case) else None
+
+
+def _unchained(case: Case) -> Case:
+    """The same conversation sent whole: the stored context written out before the request's
+    own items, and no ``previous_response_id``. Its own instructions and tools stay: by the
+    spec those of the stored answer are not carried over."""
+    whole = _items(case, [*_context(case), *case.history.items])
+    session = case.session.model_copy(update={"context": ()}) if case.session else None
+    return _fields(whole, {}, ("previous_response_id",)).model_copy(update={"session": session})
+
+
 _CATALOGUE = (
     Relation(
         "tools",
@@ -466,6 +491,15 @@ _CATALOGUE = (
         _fit_special,
         _missed,
         _special_ready,
+    ),
+    Relation(
+        "chain",
+        "prompt",
+        "a request chained onto the session's own last answer (previous_response_id) vs the "
+        "same conversation sent whole: the prompt's size must not change",
+        _fit_chain,
+        _unchained,
+        _chain_ready,
     ),
     Relation(
         "choice_auto",

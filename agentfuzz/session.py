@@ -108,7 +108,9 @@ def _chained(
     if step.surface_api not in (None, api):
         return tuple(items), {}
     fields = dict(step.fields)
-    ref = (own if step.chain == "own" else elsewhere) if step.chain and api == "responses" else None
+    # The chain relation pairs a turn chained onto the session's own answer: it chains one.
+    chain = step.chain or ("own" if step.relation == "chain" else None)
+    ref = (own if chain == "own" else elsewhere) if chain and api == "responses" else None
     if ref is None or not items[since:]:
         return tuple(items), fields
     return tuple(items[since:]), fields | {"previous_response_id": ref}
@@ -132,6 +134,7 @@ def run_session(
     items: list[Item] = []
     last_id: str | None = None  # the id of the last Responses answer appended
     since = 0  # where the items after that answer begin
+    stored = False  # items[:since] is exactly what the server stored under last_id
     turns: list[Turn] = []
     api, stream = plan.api, plan.stream
     untouched = True  # every assistant item so far is the server's own, unmodified
@@ -145,7 +148,9 @@ def run_session(
         if owed_user or step.interject:
             items.append(UserMessage(text=user_text(step, plan)))
         sent, fields = _chained(step, api, items, since, last_id, elsewhere)
-        origin = Provenance(turn=number, untouched=untouched, echoed=echoed)
+        own_chain = len(sent) != len(items) and (step.chain or "own") == "own"
+        context = tuple(items[:since]) if own_chain and stored else ()
+        origin = Provenance(turn=number, untouched=untouched, echoed=echoed, context=context)
         plain = Case(
             history=History(tools=plan.tools, items=tuple(items)),
             options=Options(include_tools=not omit_tools),
@@ -164,17 +169,22 @@ def run_session(
             options = plain.options.model_copy(update={"fields": given, "forms": forms})
             history = plain.history.model_copy(update={"items": sent})
             case = plain.model_copy(update={"options": options, "history": history})
+        if step.relation == "chain":
+            case = prepared("chain", case) or case
         obs = send(case)
         turn = Turn(number, case, obs, tuple(check(case, obs)))
         turns.append(turn)
         on_turn(turn)
+        answered = case
         if obs.refused and case is not plain:
             # What a client does with a field its server refuses: the same turn without it.
             # The session oracles judge this one by its history alone.
+            answered = plain
             obs = send(plain)
             turn = Turn(number, plain, obs, tuple(check(plain, obs)))
             turns.append(turn)
             on_turn(turn)
+        whole = answered.history.items == tuple(items)  # sent whole, not chained
         omit_tools = step.policy == "strip-tools"
         echoed = ()
         if not _answered(obs):
@@ -192,7 +202,10 @@ def run_session(
         own_ids = _take_back(items, obs, kept)
         untouched = untouched and own_ids
         if obs.api == "responses" and obs.response_id:
-            last_id, since = obs.response_id, len(items)
+            # What the server stored: the conversation the request stood for, and the answer.
+            stood_for = whole or bool(answered.session and answered.session.context)
+            exact = not answered.options.forms and not modified and _taken_whole(obs)
+            last_id, since, stored = obs.response_id, len(items), stood_for and exact
         if calls and step.policy != "drop-result":
             items.extend(
                 ToolResult(call_id=c.id, output=fake_result(step.result, c, number)) for c in calls
@@ -218,6 +231,26 @@ def _paired(relation: str, case: Case, chained: bool) -> Case:
     if chained and fitted.history.items != case.history.items:
         return case
     return fitted
+
+
+# The order a client writes an answer back in (``_take_back`` and the Responses dialect):
+# its reasoning, its text, its calls.
+_ORDER = {"reasoning": 0, "message": 1, "function_call": 2}
+
+
+def _taken_whole(obs: Observation) -> bool:
+    """Whether the client's copy of a Responses answer holds exactly what the server gave: at
+    most one reasoning item and one message, then the calls, in that order, nothing else, and
+    no text or reasoning the client leaves out for being blank."""
+    kinds = list(obs.output_types)
+    if not kinds or any(k not in _ORDER for k in kinds):
+        return False
+    places = [_ORDER[k] for k in kinds]
+    if places != sorted(places) or kinds.count("reasoning") > 1 or kinds.count("message") > 1:
+        return False
+    if ("message" in kinds) != bool(obs.text.strip()):
+        return False
+    return ("reasoning" in kinds) == bool(obs.reasoning.strip())
 
 
 def _take_back(items: list[Item], obs: Observation, kept: tuple[ToolCall, ...]) -> bool:

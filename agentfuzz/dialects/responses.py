@@ -150,9 +150,11 @@ def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
     reasoning_ids: list[str] = []
     calls: list[ObservedCall] = []
     others: list[str] = []
+    types: list[str] = []
     for position, raw in enumerate(as_list(response.get("output"))):
         item = as_dict(raw)
         kind = item.get("type")
+        types.append(kind if isinstance(kind, str) else "")
         if kind == "message":
             text.append(text_of_message(item))
         elif kind == "reasoning":
@@ -182,6 +184,7 @@ def _from_response(response: dict[str, Any], faults: Faults) -> dict[str, Any]:
         "status": status,
         "reasoning_id": reasoning_ids[0] if reasoning_ids else None,
         "response_id": as_str(response.get("id")),
+        "output_types": tuple(types),
     }
 
 
@@ -204,6 +207,7 @@ def _assemble_stream(exchange: Exchange, faults: Faults) -> Observation:
         others=_others(state.sightings),
         status=state.status,
         sightings=tuple(state.sightings),
+        output_types=tuple(s.type for s in state.sightings if s.phase == "completed"),
         reasoning_id=_final_reasoning_id(state.sightings),
         response_id=state.response_id,
         payloads=tuple(faults.payloads),

@@ -13,6 +13,13 @@ Responses ``usage.input_tokens``), which no sampling changes:
   or dropped before the template.
 - ``text_part``: text as one text part and as a string, sizes that differ: the server renders
   the part otherwise than the same text.
+- ``chain``: a Responses request chained onto its session's own last answer
+  (``previous_response_id``) and the same conversation sent whole, sizes that differ: the
+  server's stored context lost, added or changed something (its output items, the earlier
+  input, or an earlier request's ``instructions``, which the spec says are not carried over).
+  Judged only where the session vouches that the client's copy of the conversation is exactly
+  what the server stored: every answer in it taken back whole, in the order the server gave
+  its items, with no message forms (``Provenance.context``).
 - ``special_token``: special-token spellings in user text cost more than one token fewer each
   than their near misses (one character left out). As text each spelling costs four tokens or
   more and its near miss within one of that, so saving more than one per spelling means some
@@ -92,6 +99,12 @@ def _prompts(case: Case, name: str, mine: int, theirs: int) -> str | None:
         return (
             f"the same text costs {mine} prompt tokens one way and {theirs} the other (a "
             "string, one text part): the part is rendered otherwise"
+        )
+    if name == "chain" and mine != theirs:
+        return (
+            f"chained onto its stored answer the request costs {mine} prompt tokens, the same "
+            f"conversation sent whole {theirs}: the stored context is not the conversation "
+            "that answer closed"
         )
     spellings = special_count(case)
     if name == "special_token" and theirs - mine > spellings:

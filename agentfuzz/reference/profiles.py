@@ -59,6 +59,11 @@ class Profile:
     # A ``previous_response_id`` naming an answer this server gave crashes the handler, a
     # plain-text 500; one it never gave is refused (planted: a store that cannot read back).
     crash_on_stored: bool = False
+    # Responses answers are stored and ``previous_response_id`` names one to go on from:
+    # ``faithful`` (the stored request's input, then the answer's output items, as the spec
+    # says), ``forget_output`` (planted, for the ``chain`` relation: the answer's own items are
+    # not kept, only the input that asked for it). None: stateless, the field is refused.
+    store: str | None = None
     # A history holding at least this many calls, every one under this server's own id
     # (``functions.NAME:N``, N counting from 0 in order), crashes the handler: a plain-text
     # 500 (planted: a fault only a long session fed its own answers reaches).
@@ -206,6 +211,16 @@ _PROFILES = (
         name="stored-500",
         summary="Planted: previous_response_id naming one of the server's own answers is a 500.",
         crash_on_stored=True,
+    ),
+    Profile(
+        name="stored",
+        summary="fixed, with Responses answers stored: previous_response_id goes on from one.",
+        store="faithful",
+    ),
+    Profile(
+        name="stored-forgets",
+        summary="Planted: a stored answer keeps the input that asked for it, not its own output.",
+        store="forget_output",
     ),
     Profile(
         name="n-ignored",

@@ -55,6 +55,9 @@ class _Server:
         self.counter = itertools.count()
         # The Responses answers given, by id (``crash_on_stored`` only).
         self.given: set[str] = set()
+        # The stored Responses answers (``Profile.store``): by id, the input items a request
+        # that names it goes on from.
+        self.stored: dict[str, list[Any]] = {}
         self.model = "gpt-oss-reference" if profile.template == "harmony" else "kimi-k2-reference"
 
     async def models(self, request: Request) -> Response:
@@ -71,7 +74,9 @@ class _Server:
         about = {"version": release, "server": "agentfuzz-reference", "profile": self.profile.name}
         return JSONResponse(about)
 
-    async def _turn(self, request: Request, api: str) -> Turn | Response:
+    async def _turn(
+        self, request: Request, api: str, resolved: list[Any] | None = None
+    ) -> Turn | Response:
         raw = await request.body()
         if self.on_request is not None:
             # Proxy mode: the client compares this with what it sent, so record it as it came.
@@ -97,10 +102,26 @@ class _Server:
         long = self.profile.crash_on_long_session
         if long is not None and _own_calls(body) >= long:
             return PlainTextResponse("Internal Server Error", status_code=500)
+        if api == "responses" and self.profile.store is not None and isinstance(body, dict):
+            named = body.get("previous_response_id")
+            if named is not None and (not isinstance(named, str) or named not in self.stored):
+                return _refusal(f"previous response {named!r} not found")
+            body = _resolved(body, self.stored.get(named) if named else None)
+            if resolved is not None:
+                resolved.append(body)
         try:
             return parse_chat(body) if api == "chat" else parse_responses(body)
         except BadRequest as exc:
             return _refusal(str(exc))
+
+    def _store(self, body: dict[str, Any], answer: dict[str, Any]) -> None:
+        """Keep ``answer`` (a Responses body) for a later ``previous_response_id``."""
+        if body.get("store") is False or not isinstance(body.get("input"), list):
+            return
+        kept = list(body["input"])
+        if self.profile.store == "faithful":
+            kept += answer.get("output") or []
+        self.stored[str(answer["id"])] = kept
 
     async def chat(self, request: Request) -> Response:
         await self.timing.before()
@@ -132,7 +153,8 @@ class _Server:
 
     async def responses(self, request: Request) -> Response:
         await self.timing.before()
-        turn = await self._turn(request, "responses")
+        resolved: list[Any] = []
+        turn = await self._turn(request, "responses", resolved)
         if isinstance(turn, Response):
             return turn
         try:
@@ -149,12 +171,18 @@ class _Server:
             body = response_body(self.profile, turn, got.prompt, got.parsed, got.rng)
             if self.profile.crash_on_stored:
                 self.given.add(str(body["id"]))
+            if resolved:
+                self._store(resolved[0], body)
             await _wait(generating)
             return JSONResponse(misanswer(body, self.profile.answer_fault))
         events = response_events(self.profile, turn, got.prompt, got.parsed, got.rng)
         if self.profile.crash_on_stored:
             # The first event, response.created, names the answer.
             self.given.add(str(json.loads(events[0][1])["response"]["id"]))
+        if resolved:
+            completed = [json.loads(d) for e, d in events if e == "response.completed"]
+            if completed:
+                self._store(resolved[0], completed[0]["response"])
         framed = reframe(events, self.profile.frame_fault)
         return _sse(misanswer_events(framed, self.profile.answer_fault), generating)
 
@@ -176,6 +204,20 @@ def _names_given(body: Any, given: set[str]) -> bool:
     """Whether ``body``'s ``previous_response_id`` names one of the answers in ``given``."""
     named = body.get("previous_response_id") if isinstance(body, dict) else None
     return isinstance(named, str) and named in given
+
+
+def _resolved(body: dict[str, Any], before: list[Any] | None) -> dict[str, Any]:
+    """``body`` with its ``previous_response_id`` resolved: the stored items ``before`` its own
+    input (a bare string is one user message), and the field gone. Only the conversation goes
+    on: the stored request's instructions and tools are not carried over. A body whose input is
+    neither is left for the intake to refuse."""
+    given = body.get("input")
+    if isinstance(given, str):
+        given = [{"type": "message", "role": "user", "content": given}]
+    if not isinstance(given, list):
+        return body
+    rest = {k: v for k, v in body.items() if k != "previous_response_id"}
+    return rest | {"input": [*(before or []), *given]}
 
 
 def _own_calls(body: Any) -> int:

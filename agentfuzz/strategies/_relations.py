@@ -32,7 +32,7 @@ def allowed(profile: Profile, api: str, stream: bool) -> tuple[str, ...]:
     """The profile's relations whose preparation stays within what the profile sends: a greedy
     one only where temperature 0 is among its temperatures (or its default), a prompt one on a
     chat stream only where it sends ``stream_options``, ``special_token`` only with
-    ``markup_texts``."""
+    ``markup_texts``, ``chain`` only on Responses where ``previous_response_id`` is sent."""
     greedy_ok = 0.0 in profile.temperatures or profile.knob_defaults.temperature == 0
     usage_ok = api != "chat" or not stream or "stream_options" in profile.surface
     kept = []
@@ -41,6 +41,10 @@ def allowed(profile: Profile, api: str, stream: bool) -> tuple[str, ...]:
         if (kind == "greedy" and not greedy_ok) or (kind == "prompt" and not usage_ok):
             continue
         if name == "special_token" and not profile.markup_texts:
+            continue
+        if name == "chain" and (
+            api != "responses" or "previous_response_id" not in profile.surface
+        ):
             continue
         kept.append(name)
     return tuple(kept)

@@ -29,7 +29,7 @@ def _fuzz(out: Path, serve: str, profile: Path, *args: str, seed: int = 3) -> li
     command += ["--out", str(out), "--quiet", "--oracles", "relation", *args]
     result = CliRunner().invoke(cli, command, terminal_width=200)
     assert "Traceback" not in result.output, result.output
-    assert result.exit_code == (0 if serve == "fixed" else 1), result.output
+    assert result.exit_code == (0 if serve in ("fixed", "stored") else 1), result.output
     return [json.loads(p.read_text()) for p in sorted(out.glob("*/repro.json"))]
 
 
@@ -134,3 +134,41 @@ def test_reduce_takes_a_pair_from_its_bundle_and_keeps_it_a_pair(tmp_path: Path)
     (reduced,) = (json.loads(p.read_text()) for p in again.glob("*/repro.json"))
     assert reduced["signature"] == "relation:system"
     assert [r["relation"] for r in reduced["related"]] == ["system"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_store_that_forgets_its_answers_is_found_by_the_chain_relation(
+    tmp_path: Path, stream: bool
+) -> None:
+    """``stored-forgets`` keeps a stored answer's input, not its output: a turn chained onto it
+    costs fewer prompt tokens than the same conversation sent whole."""
+    found = _fuzz(
+        tmp_path / "out", "stored-forgets", _profile(tmp_path, "chain"), "--mode", "session",
+        "--api", "responses", "--stream" if stream else "--no-stream", "--max-examples", "60",
+    )  # fmt: skip
+    (hit,) = found
+    assert hit["signature"] == "relation:chain" and hit["reproduced"] == "10/10"
+    request = hit["request"]
+    (related,) = hit["related"]
+    # The pair: the chained turn, then its conversation whole, with no previous_response_id.
+    assert request["previous_response_id"].startswith("resp_")
+    assert "previous_response_id" not in related["request"]
+    assert len(related["request"]["input"]) > len(request["input"])
+    assert related["request"]["input"][-len(request["input"]) :] == request["input"]
+    (folder,) = (p.parent for p in (tmp_path / "out").glob("relation-*/repro.json"))
+    # The session that made the stored answer comes with it.
+    assert (folder / "session.json").is_file()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_faithful_store_keeps_the_chain_relation_silent(tmp_path: Path, stream: bool) -> None:
+    # Every client policy of the default profile, so answers the client changed come back
+    # chained too: those are not paired.
+    out = tmp_path / "out"
+    found = _fuzz(
+        out, "stored", _profile(tmp_path, "chain"), "--mode", "session", "--api", "responses",
+        "--stream" if stream else "--no-stream", "--max-examples", "150",
+    )  # fmt: skip
+    assert found == []
+    coverage = json.loads((out / "summary.json").read_text())["coverage"]
+    assert coverage["relation:chain"]["ok"] >= 20, coverage["relation:chain"]

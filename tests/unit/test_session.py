@@ -22,6 +22,7 @@ from agentfuzz.history import (
 from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
 from agentfuzz.plan import Plan, Policy, Step
 from agentfuzz.policies import rewrite_id
+from agentfuzz.relations import partner
 from agentfuzz.session import Turn, fake_result, run_session, user_text
 
 WEATHER_TOOL_NAME = "get_weather"
@@ -638,3 +639,94 @@ def test_a_turn_in_another_api_than_its_fields_were_drawn_for_sends_none_of_them
     for same in ("chat", None):
         turns, _ = run(plan(Step(fields={"logprobs": True}, surface_api=same)), TEXT)
         assert turns[0].case.options.fields == {"logprobs": True}
+
+
+# --- the chain relation: a chained turn paired with its conversation sent whole ------------
+
+
+def stored_as(
+    response_id: str, *kinds_given: str, calls: tuple[Spec, ...] = (), text: str = ""
+) -> Reply:
+    """A Responses answer under ``response_id`` whose output items, as the server listed them
+    at the end, are ``kinds_given`` (default: a message for the text, then the calls)."""
+    inner = answered_as(response_id, calls=calls, text=text)
+    listed = kinds_given or (("message",) if text else ()) + ("function_call",) * len(calls)
+
+    def answer(case: Case) -> Observation:
+        return dataclasses.replace(inner(case), output_types=listed)
+
+    return answer
+
+
+CHAIN = Step(relation="chain")
+CALLED = stored_as("resp_1", calls=(call("call_a", item_id="fc_a"),))
+
+
+def test_a_chain_step_chains_onto_the_sessions_answer_and_vouches_for_what_it_stood_for() -> None:
+    turns, _ = run(plan(Step(), CHAIN, api="responses"), CALLED, TEXT)
+    chained = turns[1].case
+    assert chained.relation == "chain"
+    assert chained.options.fields == {"previous_response_id": "resp_1"}
+    assert kinds(chained) == ["tool_result"]
+    assert chained.session is not None
+    assert [i.kind for i in chained.session.context] == ["user", "assistant"]
+    whole = partner("chain", chained)
+    assert whole is not None and "previous_response_id" not in whole.options.fields
+    assert kinds(whole) == ["user", "assistant", "tool_result"]
+    assert calls_in(whole) == ["call_a"]
+
+
+def test_a_chain_onto_a_chained_answer_vouches_for_the_whole_conversation() -> None:
+    second = stored_as("resp_2", text="Done.")
+    turns, _ = run(plan(Step(), CHAIN, CHAIN, api="responses"), CALLED, second, TEXT)
+    third = turns[2].case
+    assert third.relation == "chain" and third.options.fields["previous_response_id"] == "resp_2"
+    assert third.session is not None
+    assert [i.kind for i in third.session.context] == [
+        "user",
+        "assistant",
+        "tool_result",
+        "assistant",
+    ]
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        # The client changed the answer's ids: the stored answer is not the client's copy.
+        pytest.param((Step(policy="remint"), CALLED), id="reminted"),
+        # Text after the calls: the client writes its copy back in another order.
+        pytest.param(
+            (
+                Step(),
+                stored_as(
+                    "resp_1", "function_call", "message", calls=(call("c", item_id="f"),), text="Hi"
+                ),
+            ),
+            id="reordered",
+        ),
+        # A message of blank text the client leaves out.
+        pytest.param(
+            (
+                Step(),
+                stored_as("resp_1", "message", "function_call", calls=(call("c"),), text="  "),
+            ),
+            id="blank",
+        ),
+        # An item the client does not model.
+        pytest.param(
+            (Step(), stored_as("resp_1", "message", "web_search_call", text="Hi")), id="other"
+        ),
+        # The answer's request spelled its messages in another form.
+        pytest.param((Step(forms=("parts",)), CALLED), id="forms"),
+    ],
+)
+def test_a_chain_is_not_paired_where_the_session_cannot_vouch_for_the_stored_answer(
+    first: tuple[Step, Reply],
+) -> None:
+    step, answer = first
+    turns, _ = run(plan(step, CHAIN, api="responses"), answer, TEXT)
+    chained = turns[-1].case
+    assert chained.options.fields.get("previous_response_id") == "resp_1"
+    assert chained.relation is None
+    assert chained.session is not None and chained.session.context == ()
