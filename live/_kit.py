@@ -63,6 +63,23 @@ class Mode:
         return {self.keyword: getattr(args, self.keyword)}
 
 
+Modes = Mode | tuple[Mode, ...] | None
+
+
+def _modes(mode: Modes) -> tuple[Mode, ...]:
+    return () if mode is None else (mode,) if isinstance(mode, Mode) else mode
+
+
+def add_modes(parser: argparse.ArgumentParser, mode: Modes) -> None:
+    for each in _modes(mode):
+        each.add_to(parser)
+
+
+def chosen_modes(args: argparse.Namespace, mode: Modes) -> dict[str, str]:
+    """The `running()` keywords `args` chose, for every mode offered."""
+    return {k: v for each in _modes(mode) for k, v in each.of(args).items()}
+
+
 class BuildError(Exception):
     """A build step failed; the message is the one line shown to the user."""
 
@@ -355,18 +372,17 @@ def serve_main(
     running: Callable[..., contextlib.AbstractContextManager[str]],
     model: str,
     argv: list[str] | None = None,
-    mode: Mode | None = None,
+    mode: Modes = None,
 ) -> int:
     """A target's `serve.py`: serve until SIGINT/SIGTERM, or `--check` one forced call and stop.
-    `running(cache, port, **mode)` starts it."""
+    `running(cache, port, **modes)` starts it."""
     parser = argparse.ArgumentParser(description=description)
-    if mode is not None:
-        mode.add_to(parser)
+    add_modes(parser, mode)
     parser.add_argument("--cache", type=Path, default=default_cache, help="the cache folder")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--check", action="store_true", help="one forced tool call, then stop")
     args = parser.parse_args(argv)
-    chosen = mode.of(args) if mode is not None else {}
+    chosen = chosen_modes(args, mode)
     check = (lambda url: forced_call(url, model)) if args.check else None
     return serve_or_check(running(args.cache.resolve(), args.port, **chosen), check)
 
@@ -413,12 +429,13 @@ def campaign_main(
     timeout: int,
     extra: tuple[str, ...] = (),
     argv: list[str] | None = None,
-    mode: Mode | None = None,
+    mode: Modes = None,
 ) -> int:
     """A target's `campaign.py`: build it if needed, serve it, run one campaign, stop everything.
 
-    With a `mode`, the target is started in the one its flag chose (`running(cache, **mode)`),
-    and `profile`, given as a function of that mode, names the fuzz profile (a name or a path).
+    With a `mode` (or several), the target is started in the one each flag chose
+    (`running(cache, **modes)`), and `profile`, given as a function of those modes in their
+    order, names the fuzz profile (a name or a path).
 
     Exits with agentfuzz's own code (0 nothing found, 1 findings) unless `--findings-ok` turns 1
     into 0; any other code means agentfuzz or the target broke. With `--skip-offline`, a machine
@@ -435,10 +452,9 @@ def campaign_main(
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-offline", action="store_true")
     parser.add_argument("--findings-ok", action="store_true", help="exit 0 on findings too")
-    if mode is not None:
-        mode.add_to(parser)
+    add_modes(parser, mode)
     args = parser.parse_args(argv)
-    chosen = mode.of(args) if mode is not None else {}
+    chosen = chosen_modes(args, mode)
     if args.profile is None:
         args.profile = profile(*chosen.values()) if callable(profile) else profile
     cache = args.cache.resolve()

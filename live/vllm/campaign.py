@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from _kit import campaign_main  # noqa: E402
-from serve import DEFAULT_CACHE, MARKUP, MODEL_NAME, PARSER, PARSERS, running  # noqa: E402
+from serve import DEFAULT_CACHE, MARKUP, MODEL_NAME, PARSER, PARSERS, STORE, running  # noqa: E402
 
 STOCK = HERE.parent.parent / "strategies" / "vllm-cpu.toml"
 
@@ -28,34 +28,47 @@ STOCK = HERE.parent.parent / "strategies" / "vllm-cpu.toml"
 def main(argv: list[str] | None = None) -> int:
     return campaign_main("live-vllm", HERE, running, MODEL_NAME, default_cache=DEFAULT_CACHE,
                          profile=profile, max_examples=15, workers=4, timeout=300,
-                         argv=argv, mode=PARSER)  # fmt: skip
+                         argv=argv, mode=(PARSER, STORE))  # fmt: skip
 
 
-def profile_text(parser: str, stock: str) -> str:
+def _named(parser: str, store: str) -> str:
+    return f"vllm-cpu-{parser}" + ("-store" if store == "on" else "")
+
+
+def profile_text(parser: str, stock: str, store: str = "off") -> str:
     """`stock` (the text of vllm-cpu.toml) for `parser`: its `name` and `markup` lines replaced,
-    every other line kept."""
+    and with the store on, `chain` added to its one-line `relations`; every other line kept."""
     tokens = ", ".join(json.dumps(token, ensure_ascii=False) for token in MARKUP[parser])
     markup = f"markup = [{tokens}]"
+    stored = " with its Responses store on" if store == "on" else ""
     head = (
-        f"# Written by live/vllm/campaign.py for vLLM's {parser} tool parser:\n"
-        f"# strategies/vllm-cpu.toml with its name and markup (what {parser} can leak) replaced.\n"
+        f"# Written by live/vllm/campaign.py for vLLM's {parser} tool parser{stored}:\n"
+        f"# strategies/vllm-cpu.toml with its name and markup (what {parser} can leak) replaced"
+        + (", and the chain relation on" if store == "on" else "")
+        + ".\n"
     )
-    text, names = re.subn(r"(?m)^name = .*$", f'name = "vllm-cpu-{parser}"', stock, count=1)
+    name = f'name = "{_named(parser, store)}"'
+    text, names = re.subn(r"(?m)^name = .*$", name, stock, count=1)
     text, markups = re.subn(r"(?m)^markup = \[[^\n]*\]$", lambda _: markup, text, count=1)
     if names != 1 or markups != 1:
         raise SystemExit(f"campaign.py: {STOCK} has no one-line `name` and `markup` to replace")
+    if store == "on":
+        text, chains = re.subn(r"(?m)^(relations = \[[^\n]*)\]$", r'\1, "chain"]', text, count=1)
+        if chains != 1:
+            raise SystemExit(f"campaign.py: {STOCK} has no one-line `relations` to add to")
     return head + text
 
 
-def profile(parser: str, folder: Path = DEFAULT_CACHE / "profiles") -> str:
-    """The fuzz profile for a tool parser: the stock `vllm-cpu` for the default one; for any other,
-    a copy written to `folder/vllm-cpu-<parser>.toml` whose markup is that parser's (the tokens
-    and tags its format can leak differ) and whose path is returned."""
-    if parser == PARSERS[0]:
+def profile(parser: str, store: str = "off", folder: Path = DEFAULT_CACHE / "profiles") -> str:
+    """The fuzz profile for a tool parser and store mode: the stock `vllm-cpu` for the default
+    parser with the store off; otherwise a copy written to `folder/<name>.toml` whose markup is
+    that parser's (the tokens and tags its format can leak differ), with the `chain` relation
+    when the store is on, and whose path is returned."""
+    if parser == PARSERS[0] and store == "off":
         return "vllm-cpu"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"vllm-cpu-{parser}.toml"
-    path.write_text(profile_text(parser, STOCK.read_text()))
+    path = folder / f"{_named(parser, store)}.toml"
+    path.write_text(profile_text(parser, STOCK.read_text(), store))
     return str(path)
 
 

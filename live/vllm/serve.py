@@ -29,6 +29,10 @@ MODEL_NAME = "smollm2"
 HEALTH_TIMEOUT = 180.0
 PARSERS = ("hermes", "phi4_mini_json", "pythonic", "olmo3", "qwen3_xml", "glm45", "kimi_k2")
 PARSER = Mode("--parser", "parser", PARSERS)
+# vLLM's stored Responses path (VLLM_ENABLE_RESPONSES_API_STORE=1): answers kept in memory,
+# `previous_response_id` goes on from one. Off, vLLM ignores `store` and refuses any
+# `previous_response_id` as not found.
+STORE = Mode("--responses-store", "store", ("off", "on"))
 
 CHATML = ("<|im_start|>", "<|im_end|>", "<|endoftext|>")
 # What each parser's format can leak, as agentfuzz's leaked_markup signs it (a parameterised tag
@@ -110,24 +114,29 @@ def running(
     port: int | None = None,
     timeout: float = HEALTH_TIMEOUT,
     parser: str = PARSERS[0],
+    store: str = "off",
 ) -> Iterator[str]:
-    """Start the server from `cache` with the tool parser `parser` and its chat template, wait for
-    /health, yield the base URL; stop it on exit."""
+    """Start the server from `cache` with the tool parser `parser` and its chat template, and
+    its Responses store on or off (`store`), wait for /health, yield the base URL; stop it on
+    exit."""
     if parser not in PARSERS:
         raise ServerError(f"unknown tool parser {parser!r} (known: {', '.join(PARSERS)})")
     check_built(cache, parser)
     port = port or free_port()
     root = f"http://127.0.0.1:{port}"
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
+    env["VLLM_ENABLE_RESPONSES_API_STORE"] = "1" if store == "on" else "0"
     command = server_command(cache, port, parser)
-    log = cache / f"server-{parser}.log"
+    log = cache / f"server-{parser}{'-store' if store == 'on' else ''}.log"
     with serving("vLLM", command, log=log, cwd=cache, ready=f"{root}/health", timeout=timeout,
                  env=env, poll=1.0):  # fmt: skip
         yield f"{root}/v1"
 
 
 def main(argv: list[str] | None = None) -> int:
-    return serve_main(__doc__.splitlines()[0], DEFAULT_CACHE, running, MODEL_NAME, argv, PARSER)
+    return serve_main(
+        __doc__.splitlines()[0], DEFAULT_CACHE, running, MODEL_NAME, argv, (PARSER, STORE)
+    )
 
 
 if __name__ == "__main__":

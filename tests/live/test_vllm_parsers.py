@@ -357,7 +357,7 @@ def test_an_unbuilt_template_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("parser", serve.PARSERS)
 def test_the_derived_profile_loads_with_its_parsers_markup(parser: str, tmp_path: Path) -> None:
-    chosen = campaign.profile(parser, tmp_path)
+    chosen = campaign.profile(parser, folder=tmp_path)
     stock = load_profile(str(STOCK))
     if parser == "hermes":
         assert chosen == "vllm-cpu"
@@ -369,6 +369,18 @@ def test_the_derived_profile_loads_with_its_parsers_markup(parser: str, tmp_path
     # Everything else is the stock profile's.
     ignored = {"name", "markup"}
     assert derived.model_dump(exclude=ignored) == stock.model_dump(exclude=ignored)
+
+
+def test_the_store_mode_adds_the_chain_relation_and_nothing_else(tmp_path: Path) -> None:
+    stock = load_profile(str(STOCK))
+    for parser in ("hermes", "olmo3"):
+        derived = load_profile(campaign.profile(parser, "on", folder=tmp_path))
+        assert derived.name == f"vllm-cpu-{parser}-store"
+        assert derived.relations == (*stock.relations, "chain")
+        assert derived.markup == serve.MARKUP[parser]
+        ignored = {"name", "markup", "relations"}
+        assert derived.model_dump(exclude=ignored) == stock.model_dump(exclude=ignored)
+    assert "previous_response_id" in stock.surface  # what a chained turn needs drawn
 
 
 # -- build.py copies the templates and notices an edit ------------------------------------------
