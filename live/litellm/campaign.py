@@ -6,7 +6,9 @@ chat; `passthrough`: Responses forwarded as they are), its model named `--alias`
 (default: the backend's own name), and, one after the other:
 
 - each `--backends` profile (default `fixed`): the proxy in front of agentfuzz's own reference
-  server in proxy mode, so `proxy_fidelity` sees what reached the backend. `fixed` is believed
+  server in proxy mode, so `proxy_fidelity` sees what reached the backend, fuzzed with the profile
+  of the proxy mode (`strategies/litellm-bridge.toml`, `strategies/litellm.toml`: what LiteLLM
+  claims to carry in that mode; `--profile` overrides it). `fixed` is believed
   free of the seed bugs, so every finding there is the proxy's; a planted-fault profile answers
   with an odd shape the proxy must carry (or refuse) without breaking. Each writes to
   `--out/<profile>`;
@@ -30,6 +32,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 LIVE = HERE.parent
 REFERENCE_MODEL = "kimi-k2-reference"  # what the reference server lists at /v1/models
+# The fuzz profile behind the reference server, per proxy mode (`--profile` overrides it): what
+# LiteLLM claims to carry in that mode, so `knob` and `relation` judge only that. The bridge drops
+# the Responses fields it does not translate (strategies/litellm-bridge.toml says which).
+PROFILES = {"bridge": "litellm-bridge", "passthrough": "litellm"}  # strategies/<name>.toml
 
 
 sys.path.insert(0, str(LIVE))
@@ -59,6 +65,11 @@ def _oracles(profile: str) -> list[str]:
     return ["--oracles", ",".join(n for n in names() if n not in PLANTED[profile])]
 
 
+def profile_for(args: argparse.Namespace) -> str:
+    """`--profile` when given, else the profile of the proxy mode (PROFILES)."""
+    return args.profile or PROFILES[args.proxy_mode]
+
+
 def _running(args: argparse.Namespace, backend: str, model: str) -> Any:
     return proxy.running(args.cache, backend, model, mode=args.proxy_mode, alias=args.alias)
 
@@ -71,10 +82,10 @@ def _behind_reference(args: argparse.Namespace, profile: str) -> int:
     # the reference server on the port it was given.
     with _running(args, backend, REFERENCE_MODEL) as base_url:
         print(f"live-litellm: proxy ({args.proxy_mode}) {base_url} -> reference server "
-              f"{profile} at {backend}", flush=True)  # fmt: skip
+              f"{profile} at {backend}, fuzz profile {profile_for(args)}", flush=True)  # fmt: skip
         backend_options = ["--backend", profile, "--backend-port", str(port), *_oracles(profile)]
         code = fuzz("live-litellm", base_url, args.alias or REFERENCE_MODEL, out,
-                    *_options(args), "--profile", args.profile, *backend_options)  # fmt: skip
+                    *_options(args), "--profile", profile_for(args), *backend_options)  # fmt: skip
     report(f"live-litellm: {profile}", out)
     return code
 
@@ -108,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--proxy-mode", choices=proxy.MODES, default="bridge")
     parser.add_argument("--alias", default=None, help="the model's name for clients")
     parser.add_argument("--backends", default="fixed", help="reference server profiles, a,b,...")
-    parser.add_argument("--profile", default="default", help="fuzz profile behind the reference")
+    parser.add_argument(
+        "--profile", default=None, help="fuzz profile behind the reference (default: the mode's)"
+    )
     parser.add_argument("--mode", default="both", choices=("synthetic", "session", "both"))
     parser.add_argument("--max-examples", type=int, default=60, help="per api/stream mode")
     parser.add_argument("--max-time", type=float, default=240.0, help="seconds per backend")
