@@ -452,6 +452,8 @@ def campaign_main(
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-offline", action="store_true")
     parser.add_argument("--findings-ok", action="store_true", help="exit 0 on findings too")
+    parser.add_argument("--api", choices=("chat", "responses"), default=None,
+                        help="one api only (default: the target's)")  # fmt: skip
     add_modes(parser, mode)
     args = parser.parse_args(argv)
     chosen = chosen_modes(args, mode)
@@ -473,7 +475,8 @@ def campaign_main(
             code = fuzz(label, base_url, model, args.out, "--profile", args.profile,
                         "--mode", args.mode, "--max-examples", str(args.max_examples),
                         "--max-time", str(args.max_time), "--workers", str(args.workers),
-                        "--seed", str(args.seed), "--timeout", str(timeout), *extra)  # fmt: skip
+                        "--seed", str(args.seed), "--timeout", str(timeout), *extra,
+                        *(("--api", args.api) if args.api else ()))  # fmt: skip
     except ServerError as exc:
         print(f"{label}: {exc}", file=sys.stderr)
         return 1

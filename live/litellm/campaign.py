@@ -48,6 +48,7 @@ vllm = load_script("vllm_serve", LIVE / "vllm" / "serve.py")
 
 def _options(args: argparse.Namespace) -> list[str]:
     mode = ["--mode", args.mode, "--max-examples", str(args.max_examples)]
+    mode += ["--api", args.api] if args.api else []
     return [*mode, "--max-time", str(args.max_time), "--seed", str(args.seed), "--timeout", "300"]
 
 
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", default=None, help="fuzz profile behind the reference (default: the mode's)"
     )
     parser.add_argument("--mode", default="both", choices=("synthetic", "session", "both"))
+    parser.add_argument("--api", choices=("chat", "responses"), default=None, help="one api only")
     parser.add_argument("--max-examples", type=int, default=60, help="per api/stream mode")
     parser.add_argument("--max-time", type=float, default=240.0, help="seconds per backend")
     parser.add_argument("--workers", type=int, default=4, help="behind vLLM only")

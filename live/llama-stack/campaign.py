@@ -56,6 +56,7 @@ def odd_time(max_time: float) -> float:
 
 def fuzz_options(args: argparse.Namespace, max_time: float) -> list[str]:
     mode = ["--mode", args.mode, "--max-examples", str(args.max_examples)]
+    mode += ["--api", args.api] if args.api else []
     # One worker: proxy mode matches each request to what reached the backend.
     return [*mode, "--max-time", str(max_time), "--seed", str(args.seed), "--timeout", "300",
             "--workers", "1", "--profile", args.profile]  # fmt: skip
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", default="llama-stack", help="fuzz profile (reference backends)"
     )
     parser.add_argument("--mode", default="both", choices=("synthetic", "session", "both"))
+    parser.add_argument("--api", choices=("chat", "responses"), default=None, help="one api only")
     parser.add_argument("--max-examples", type=int, default=60, help="per api/stream mode")
     parser.add_argument(
         "--max-time", type=float, default=240.0, help="seconds behind `fixed`; half per odd one"

@@ -371,6 +371,21 @@ def test_the_derived_profile_loads_with_its_parsers_markup(parser: str, tmp_path
     assert derived.model_dump(exclude=ignored) == stock.model_dump(exclude=ignored)
 
 
+def test_the_store_is_a_second_mode_beside_the_parser() -> None:
+    import argparse
+
+    kit = argparse.Namespace(**serve.serve_main.__globals__)  # the _kit serve.py loaded
+    parser = argparse.ArgumentParser()
+    kit.add_modes(parser, (serve.PARSER, serve.STORE))
+    chosen = kit.chosen_modes(
+        parser.parse_args(["--responses-store", "on"]), (serve.PARSER, serve.STORE)
+    )
+    assert chosen == {"parser": "hermes", "store": "on"}
+    assert kit.chosen_modes(parser.parse_args([]), (serve.PARSER, serve.STORE))["store"] == "off"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--responses-store", "maybe"])
+
+
 def test_the_store_mode_adds_the_chain_relation_and_nothing_else(tmp_path: Path) -> None:
     stock = load_profile(str(STOCK))
     for parser in ("hermes", "olmo3"):
