@@ -184,7 +184,9 @@ def run_session(
             turn = Turn(number, plain, obs, tuple(check(plain, obs)))
             turns.append(turn)
             on_turn(turn)
-        whole = answered.history.items == tuple(items)  # sent whole, not chained
+        # Sent whole, chained onto nothing: what the server stored is what the client holds.
+        whole = answered.history.items == tuple(items)
+        whole = whole and not answered.options.fields.get("previous_response_id")
         omit_tools = step.policy == "strip-tools"
         echoed = ()
         if not _answered(obs):

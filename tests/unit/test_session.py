@@ -719,13 +719,17 @@ def test_a_chain_onto_a_chained_answer_vouches_for_the_whole_conversation() -> N
         ),
         # The answer's request spelled its messages in another form.
         pytest.param((Step(forms=("parts",)), CALLED), id="forms"),
+        # The answer's request went on from another session's answer, whose conversation the
+        # server holds and this session does not (a campaign's false pair before this case).
+        pytest.param((Step(chain="other"), CALLED), id="chained-elsewhere"),
     ],
 )
 def test_a_chain_is_not_paired_where_the_session_cannot_vouch_for_the_stored_answer(
     first: tuple[Step, Reply],
 ) -> None:
     step, answer = first
-    turns, _ = run(plan(step, CHAIN, api="responses"), answer, TEXT)
+    server = Server(answer, TEXT)
+    turns = run_session(plan(step, CHAIN, api="responses"), server, quiet, elsewhere="resp_x")
     chained = turns[-1].case
     assert chained.options.fields.get("previous_response_id") == "resp_1"
     assert chained.relation is None
