@@ -72,7 +72,8 @@ class Step(_Frozen):
     Responses turn lean on a stored answer (``Chain``); elsewhere, or with no answer to name
     yet, the turn resends the whole history as usual. ``relation`` pairs the turn's request
     with a related one (``agentfuzz.relations``) where it fits; the partner's answer is
-    judged with the turn's, never appended.
+    judged with the turn's, never appended. ``choice`` is the turn's ``tool_choice`` (a mode,
+    or ``"named"``: the tool ``ask`` names), left out where None or where the turn omits tools.
     """
 
     ask: int | None = 0
@@ -86,6 +87,7 @@ class Step(_Frozen):
     surface_api: Api | None = None
     chain: Chain | None = None
     relation: str | None = None
+    choice: str | None = None
 
 
 class Plan(_Frozen):

@@ -95,6 +95,9 @@ class Profile(BaseModel):
     session_turns: int = Field(default=8, gt=0)
     session_policies: tuple[Policy, ...] = POLICIES
     switch_modes: bool = True
+    # tool_choice values a session turn may carry (ToolChoiceKind; "named" names the tool the
+    # turn's user message asks for). Empty: session turns leave tool_choice out.
+    session_choices: tuple[ToolChoiceKind, ...] = ()
     server_honours_seed: bool = False
     knob_defaults: KnobDefaults = KnobDefaults()
     # The request surface's dimensions a request may use (agentfuzz/surface.py), by swarm.

@@ -151,9 +151,10 @@ def run_session(
         own_chain = len(sent) != len(items) and (step.chain or "own") == "own"
         context = tuple(items[:since]) if own_chain and stored else ()
         origin = Provenance(turn=number, untouched=untouched, echoed=echoed, context=context)
+        choice = _choice(step, plan, omit_tools)
         plain = Case(
             history=History(tools=plan.tools, items=tuple(items)),
-            options=Options(include_tools=not omit_tools),
+            options=Options(include_tools=not omit_tools, tool_choice=choice),
             api=api,
             stream=stream,
             session=origin,
@@ -218,6 +219,16 @@ def run_session(
         else:
             owed_user = True
     return turns
+
+
+def _choice(step: Step, plan: Plan, omit_tools: bool) -> str | None:
+    """The turn's ``tool_choice`` (``Step.choice``): none without tools; ``named`` is the tool
+    the user message asks for, else the first."""
+    if step.choice is None or omit_tools or not plan.tools:
+        return None
+    if step.choice != "named":
+        return step.choice
+    return plan.tools[(step.ask or 0) % len(plan.tools)].flat_name
 
 
 def _paired(relation: str, case: Case, chained: bool) -> Case:

@@ -89,6 +89,9 @@ def _step(
         surface.mode = switch
     fields, forms, chain = surface.draw(draw)
     relation = draw(_relations(allowed(surface.profile, *surface.mode)))
+    choices = surface.profile.session_choices
+    # Drawn only where the profile names some, so other profiles' sessions draw as before.
+    choice = draw(st.sampled_from((None, *choices))) if choices else None
     return Step(
         ask=ask,
         interject=interject,
@@ -101,6 +104,7 @@ def _step(
         surface_api=surface.mode[0] if fields or forms else None,
         chain=chain,
         relation=relation,
+        choice=choice,
     )
 
 

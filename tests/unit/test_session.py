@@ -734,3 +734,19 @@ def test_a_chain_is_not_paired_where_the_session_cannot_vouch_for_the_stored_ans
     assert chained.options.fields.get("previous_response_id") == "resp_1"
     assert chained.relation is None
     assert chained.session is not None and chained.session.context == ()
+
+
+def test_a_turns_tool_choice_goes_out_with_that_turn_and_never_without_tools() -> None:
+    p = plan(
+        Step(choice="named", ask=1),
+        Step(choice="required", policy="strip-tools"),
+        Step(choice="required"),
+        Step(),
+    )
+    turns, _ = run(p, TWO_CALLS, TWO_CALLS, TEXT, TEXT)
+    assert turns[0].case.options.tool_choice == TIME_TOOL_NAME  # the tool the user asks for
+    assert turns[1].case.options.tool_choice == "required"
+    assert not turns[2].case.options.include_tools and turns[2].case.options.tool_choice is None
+    assert turns[3].case.options.tool_choice is None
+    _, body = build_request(turns[0].case, "m")
+    assert body["tool_choice"] == {"type": "function", "function": {"name": TIME_TOOL_NAME}}
