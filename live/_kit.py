@@ -400,7 +400,13 @@ def fuzz(label: str, base_url: str, model: str, out: Path, *options: str) -> int
     # The bundles' found_by names this script's command: the one that builds and serves too.
     wrapper = shlex.join(["python", *sys.argv])
     env = os.environ | {"AGENTFUZZ_COMMAND": wrapper}
-    return subprocess.run(argv, env=env).returncode
+    started = time.monotonic()
+    code = subprocess.run(argv, env=env).returncode
+    if code == 1 and not _found(out, started):
+        # A Python traceback exits 1 too: only a summary written by this run says findings.
+        print(f"{label}: agentfuzz exited 1 without writing a summary: it broke", file=sys.stderr)
+        return EXIT_BROKE
+    return code
 
 
 def report(label: str, out: Path) -> None:
@@ -414,6 +420,8 @@ def report(label: str, out: Path) -> None:
 
 
 EXIT_OFFLINE = 3  # build.py: cannot reach the package index
+# agentfuzz exited 1 but wrote no summary listing findings: it crashed (a traceback exits 1 too).
+EXIT_BROKE = 70
 
 
 def campaign_main(
@@ -481,10 +489,6 @@ def campaign_main(
         print(f"{label}: {exc}", file=sys.stderr)
         return 1
     report(label, args.out)
-    if code == 1 and not _found(args.out, started):
-        # A Python traceback exits 1 too: only a summary written by this run says findings.
-        print(f"{label}: agentfuzz exited 1 without writing a summary: it broke", file=sys.stderr)
-        return code
     return 0 if code == 1 and args.findings_ok else code
 
 

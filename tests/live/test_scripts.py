@@ -77,3 +77,34 @@ def test_a_campaign_counts_exit_1_as_findings_only_with_this_runs_summary(tmp_pa
     assert not kit._found(tmp_path, started)
     summary.write_text(json.dumps({"findings": []}))
     assert not kit._found(tmp_path, started)
+
+
+def test_every_campaign_reads_exit_1_without_a_summary_as_broken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The proxy campaigns (LiteLLM, Portkey, Llama Stack) add up `fuzz()` codes themselves: the
+    # crash check lives there, so a traceback is never read as findings under --findings-ok.
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("live_kit_fuzz", LIVE / "_kit.py")
+    assert spec is not None and spec.loader is not None
+    kit = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = kit
+    try:
+        spec.loader.exec_module(kit)
+    finally:
+        sys.modules.pop(spec.name, None)
+    summary = tmp_path / "summary.json"
+
+    def crashed(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(argv, 1)
+
+    def found(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        summary.write_text(json.dumps({"findings": [{"oracle": "error"}]}))
+        return subprocess.CompletedProcess(argv, 1)
+
+    monkeypatch.setattr(kit.subprocess, "run", crashed)
+    assert kit.fuzz("t", "http://127.0.0.1:9/v1", "m", tmp_path) == kit.EXIT_BROKE
+    monkeypatch.setattr(kit.subprocess, "run", found)
+    assert kit.fuzz("t", "http://127.0.0.1:9/v1", "m", tmp_path) == 1
