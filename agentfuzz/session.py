@@ -29,7 +29,7 @@ from agentfuzz.history import (
     UserMessage,
 )
 from agentfuzz.observation import Observation, ObservedCall, Violation
-from agentfuzz.plan import Plan, ResultKind, Step
+from agentfuzz.plan import Chain, Plan, ResultKind, Step
 from agentfuzz.policies import rewrite_calls
 from agentfuzz.relations import prepared
 
@@ -100,6 +100,12 @@ def _as_call(call: ObservedCall, api: str) -> ToolCall:
     return ToolCall(id=call.id or "", name=call.name or "", arguments=call.arguments)
 
 
+def _chain(step: Step) -> Chain | None:
+    """What the step's turn chains onto: its own ``chain``, or the session's own answer for the
+    chain relation, which pairs a turn chained so."""
+    return step.chain or ("own" if step.relation == "chain" else None)
+
+
 def _chained(
     step: Step, api: str, items: list[Item], since: int, own: str | None, elsewhere: str | None
 ) -> tuple[tuple[Item, ...], dict[str, Any]]:
@@ -108,8 +114,7 @@ def _chained(
     if step.surface_api not in (None, api):
         return tuple(items), {}
     fields = dict(step.fields)
-    # The chain relation pairs a turn chained onto the session's own answer: it chains one.
-    chain = step.chain or ("own" if step.relation == "chain" else None)
+    chain = _chain(step)
     ref = (own if chain == "own" else elsewhere) if chain and api == "responses" else None
     if ref is None or not items[since:]:
         return tuple(items), fields
@@ -148,7 +153,7 @@ def run_session(
         if owed_user or step.interject:
             items.append(UserMessage(text=user_text(step, plan)))
         sent, fields = _chained(step, api, items, since, last_id, elsewhere)
-        own_chain = len(sent) != len(items) and (step.chain or "own") == "own"
+        own_chain = len(sent) != len(items) and _chain(step) == "own"
         context = tuple(items[:since]) if own_chain and stored else ()
         origin = Provenance(turn=number, untouched=untouched, echoed=echoed, context=context)
         choice = _choice(step, plan, omit_tools)
@@ -159,7 +164,7 @@ def run_session(
             stream=stream,
             session=origin,
         )
-        if step.relation is not None:
+        if step.relation not in (None, "chain"):  # chain pairs the chained case, below
             plain = _paired(step.relation, plain, chained=len(sent) != len(items))
             if plain.history.items != tuple(items):
                 items[:] = sent = plain.history.items
