@@ -16,7 +16,9 @@ from agentfuzz.profiles import Profile
 from agentfuzz.strategies import tools
 from agentfuzz.strategies._tools import _ODD_SETS, ODD_NAMES, _parameters, render_arguments
 
-FIND = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck))
+FIND = settings(
+    database=None, derandomize=True, max_examples=3000, suppress_health_check=list(HealthCheck)
+)
 CHECK = settings(database=None, max_examples=80, deadline=None)
 ODD_SCHEMAS = range(8, 8 + len(_ODD_SETS) + 1)
 
