@@ -15,10 +15,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentfuzz.config import FuzzConfig
-    from agentfuzz.engine import run
-    from agentfuzz.findings import Finding, Report, Status
-    from agentfuzz.history import (
+    from agentfuzz.findings.store import Finding, Report, Status
+    from agentfuzz.judge.judge import Judge, Verdict
+    from agentfuzz.model.history import (
         AssistantMessage,
         Case,
         History,
@@ -30,53 +29,54 @@ if TYPE_CHECKING:
         ToolResult,
         UserMessage,
     )
-    from agentfuzz.judge import Judge, Verdict
-    from agentfuzz.observation import Exchange, Observation, Violation
+    from agentfuzz.model.observation import Exchange, Observation, Violation
+    from agentfuzz.model.summary import Summary
     from agentfuzz.oracles import check, register
     from agentfuzz.oracles import names as oracle_names
-    from agentfuzz.profiles import Profile, list_profiles, load_profile
-    from agentfuzz.replay import replay_bundle, replay_cassette, resend_bundle
+    from agentfuzz.request.profiles import Profile, list_profiles, load_profile
+    from agentfuzz.runs.config import FuzzConfig
+    from agentfuzz.runs.engine import run
     from agentfuzz.strategies import cases, plans
-    from agentfuzz.summary import Summary
+    from agentfuzz.tape.replay import replay_bundle, replay_cassette, resend_bundle
     from agentfuzz.target import Target
 
 __version__ = "0.1.0"
 
 # Public name -> (module, name there).
 _HOMES = {
-    "AssistantMessage": ("history", "AssistantMessage"),
-    "Case": ("history", "Case"),
-    "Exchange": ("observation", "Exchange"),
-    "Finding": ("findings", "Finding"),
-    "FuzzConfig": ("config", "FuzzConfig"),
-    "History": ("history", "History"),
-    "Judge": ("judge", "Judge"),
-    "Observation": ("observation", "Observation"),
-    "Options": ("history", "Options"),
-    "Profile": ("profiles", "Profile"),
-    "ReasoningItem": ("history", "ReasoningItem"),
-    "Report": ("findings", "Report"),
-    "Status": ("findings", "Status"),
-    "Summary": ("summary", "Summary"),
-    "SystemMessage": ("history", "SystemMessage"),
+    "AssistantMessage": ("model.history", "AssistantMessage"),
+    "Case": ("model.history", "Case"),
+    "Exchange": ("model.observation", "Exchange"),
+    "Finding": ("findings.store", "Finding"),
+    "FuzzConfig": ("runs.config", "FuzzConfig"),
+    "History": ("model.history", "History"),
+    "Judge": ("judge.judge", "Judge"),
+    "Observation": ("model.observation", "Observation"),
+    "Options": ("model.history", "Options"),
+    "Profile": ("request.profiles", "Profile"),
+    "ReasoningItem": ("model.history", "ReasoningItem"),
+    "Report": ("findings.store", "Report"),
+    "Status": ("findings.store", "Status"),
+    "Summary": ("model.summary", "Summary"),
+    "SystemMessage": ("model.history", "SystemMessage"),
     "Target": ("target", "Target"),
-    "Tool": ("history", "Tool"),
-    "ToolCall": ("history", "ToolCall"),
-    "ToolResult": ("history", "ToolResult"),
-    "UserMessage": ("history", "UserMessage"),
-    "Verdict": ("judge", "Verdict"),
-    "Violation": ("observation", "Violation"),
+    "Tool": ("model.history", "Tool"),
+    "ToolCall": ("model.history", "ToolCall"),
+    "ToolResult": ("model.history", "ToolResult"),
+    "UserMessage": ("model.history", "UserMessage"),
+    "Verdict": ("judge.judge", "Verdict"),
+    "Violation": ("model.observation", "Violation"),
     "cases": ("strategies", "cases"),
     "check": ("oracles", "check"),
-    "list_profiles": ("profiles", "list_profiles"),
-    "load_profile": ("profiles", "load_profile"),
+    "list_profiles": ("request.profiles", "list_profiles"),
+    "load_profile": ("request.profiles", "load_profile"),
     "oracle_names": ("oracles", "names"),
     "plans": ("strategies", "plans"),
     "register": ("oracles", "register"),
-    "replay_bundle": ("replay", "replay_bundle"),
-    "replay_cassette": ("replay", "replay_cassette"),
-    "resend_bundle": ("replay", "resend_bundle"),
-    "run": ("engine", "run"),
+    "replay_bundle": ("tape.replay", "replay_bundle"),
+    "replay_cassette": ("tape.replay", "replay_cassette"),
+    "resend_bundle": ("tape.replay", "resend_bundle"),
+    "run": ("runs.engine", "run"),
 }
 
 __all__ = [

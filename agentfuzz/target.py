@@ -22,14 +22,15 @@ from typing import Any
 
 import httpx
 
-from agentfuzz.config import label
 from agentfuzz.dialects import assemble, build_request, wire_body
-from agentfuzz.history import Case
-from agentfuzz.observation import NOT_SERVED, BackendRequest, Exchange, Observation
-from agentfuzz.options import RECORD_MODES
-from agentfuzz.profiles import KnobDefaults
-from agentfuzz.summary import Coverage
-from agentfuzz.surface import used
+from agentfuzz.errors import ModelListError
+from agentfuzz.model.history import Case
+from agentfuzz.model.modes import label
+from agentfuzz.model.observation import NOT_SERVED, BackendRequest, Exchange, Observation
+from agentfuzz.model.options import RECORD_MODES
+from agentfuzz.model.summary import Coverage
+from agentfuzz.request.profiles import KnobDefaults
+from agentfuzz.request.surface import used
 from agentfuzz.transport.cassette import (
     CassetteError,
     CassetteTransport,
@@ -37,7 +38,6 @@ from agentfuzz.transport.cassette import (
     new_cassette,
     save_cassette,
 )
-from agentfuzz.transport.errors import ModelListError
 from agentfuzz.transport.live import LiveTransport, network
 
 __all__ = [

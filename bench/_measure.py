@@ -1,7 +1,7 @@
 """The five measurements, each returning rows of the results table.
 
-Every measurement runs the real code paths: ``agentfuzz.engine.run`` or the ``agentfuzz`` CLI
-against ``agentfuzz serve`` in its own process, and ``agentfuzz.replay.replay_cassette`` over the
+Every measurement runs the real code paths: ``agentfuzz.runs.engine.run`` or the ``agentfuzz`` CLI
+against ``agentfuzz serve`` in its own process, and ``agentfuzz.tape.replay.replay_cassette`` over the
 committed cassettes. Hooks (a wrapped ``LiveTransport.send``, ``Target.observe`` or
 ``FindingStore.offer``) only count and capture; they never change what is sent.
 """
@@ -21,11 +21,13 @@ from typing import Any
 import httpx
 from _common import ROOT, Row, Stopwatch, agentfuzz_command, served
 
-from agentfuzz import FuzzConfig, Report, engine, findings
-from agentfuzz.history import Api, Case
-from agentfuzz.profiles import load_profile
-from agentfuzz.reduction import case_size
-from agentfuzz.replay import cassette_files, replay_cassette
+from agentfuzz import FuzzConfig, Report
+from agentfuzz.findings import store as findings
+from agentfuzz.model.history import Api, Case
+from agentfuzz.reduce.reduction import case_size
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs import engine
+from agentfuzz.tape.replay import cassette_files, replay_cassette
 from agentfuzz.target import Target
 from agentfuzz.transport.live import LiveTransport
 

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, served
 from _measure import _config
 
-from agentfuzz import engine
-from agentfuzz.replay import cassette_files, replay_cassette
+from agentfuzz.runs import engine
+from agentfuzz.tape.replay import cassette_files, replay_cassette
 
 
 def _name(frame: Any) -> str:

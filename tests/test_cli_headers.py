@@ -18,10 +18,10 @@ import pytest
 import uvicorn
 
 from agentfuzz.cli import main
-from agentfuzz.config import FuzzConfig
-from agentfuzz.profiles import Profile
 from agentfuzz.reference import create_app, serve_in_thread
-from agentfuzz.workers import spec_of
+from agentfuzz.request.profiles import Profile
+from agentfuzz.runs.config import FuzzConfig
+from agentfuzz.runs.workers import spec_of
 
 SECRET = "s3cr3t"
 
@@ -91,7 +91,7 @@ def test_header_reaches_the_server_and_no_file(
 def test_headers_reach_shards_by_the_environment_not_the_spec(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from agentfuzz import _shard
+    from agentfuzz.runs import _shard
 
     config = FuzzConfig(
         base_url="http://x/v1",

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli, main
-from agentfuzz.judge import oracle_names, oracle_summaries
-from agentfuzz.profiles import list_profiles
+from agentfuzz.judge.judge import oracle_names, oracle_summaries
 from agentfuzz.reference import PROFILES
+from agentfuzz.request.profiles import list_profiles
 
 
 def _commands() -> dict[str, click.Command]:

@@ -15,8 +15,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
-from agentfuzz.config import version
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.runs.config import version
 
 from .quality.planted_server import planted_server
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentfuzz import resend_bundle
-from agentfuzz.history import Case, History, UserMessage
+from agentfuzz.model.history import Case, History, UserMessage
 
 _EMPTY = {
     "id": "chatcmpl-1",

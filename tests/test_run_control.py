@@ -18,11 +18,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentfuzz import FuzzConfig, Status, _progress, run
+from agentfuzz import FuzzConfig, Status, run
 from agentfuzz.cli import cli
-from agentfuzz.passes import SHRINK_PER_EXAMPLE
-from agentfuzz.profiles import load_profile
+from agentfuzz.cli import progress as _progress
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs.passes import SHRINK_PER_EXAMPLE
 
 pytestmark = pytest.mark.slow
 

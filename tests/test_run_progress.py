@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentfuzz import FuzzConfig, Status, run
-from agentfuzz.profiles import load_profile
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.request.profiles import load_profile
 
 from .quality.planted_server import BUGS, planted_server
 

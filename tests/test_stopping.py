@@ -21,14 +21,16 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import strategies as st
 
-from agentfuzz import FuzzConfig, Status, engine, oracles, run, validity
+from agentfuzz import FuzzConfig, Status, oracles, run
 from agentfuzz.cli import cli
-from agentfuzz.config import Kind
-from agentfuzz.engine import RunBroke
-from agentfuzz.observation import Violation
-from agentfuzz.passes import Failure, OutOfTime, TargetGone, failure, run_pass
-from agentfuzz.profiles import load_profile
+from agentfuzz.model.modes import Kind
+from agentfuzz.model.observation import Violation
+from agentfuzz.reduce import validity
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs import engine
+from agentfuzz.runs.engine import RunBroke
+from agentfuzz.runs.passes import Failure, OutOfTime, TargetGone, failure, run_pass
 
 STAGES = ["generate", "shrink", "target", "reduce", "confirm"]
 STOPS = ["deadline", "stop", "sigint"]

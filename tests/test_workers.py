@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from agentfuzz import FuzzConfig, Status
 from agentfuzz.cli import cli
-from agentfuzz.profiles import load_profile
-from agentfuzz.replay import replay_cassette
-from agentfuzz.summary import Summary
-from agentfuzz.workers import merge, run_sharded, spec_of
+from agentfuzz.model.summary import Summary
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs.workers import merge, run_sharded, spec_of
+from agentfuzz.tape.replay import replay_cassette
 
 from .quality.planted_server import BUGS as SPECS
 from .quality.planted_server import planted_server
@@ -129,7 +129,7 @@ def test_shards_sharing_one_process_as_threads_find_the_same(
     planted: str, one_worker: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One core: both shards run as threads of one pytest item.
-    monkeypatch.setattr("agentfuzz.workers.os.cpu_count", lambda: 1)
+    monkeypatch.setattr("agentfuzz.runs.workers.os.cpu_count", lambda: 1)
     seen: list[Status] = []
     config = FuzzConfig(
         base_url=planted,
@@ -152,8 +152,8 @@ def test_shards_sharing_one_process_as_threads_find_the_same(
 
 
 def test_each_shard_starts_on_another_mode_and_kind(tmp_path: Path) -> None:
-    from agentfuzz import _shard
-    from agentfuzz.config import ALL_MODES
+    from agentfuzz.model.modes import ALL_MODES
+    from agentfuzz.runs import _shard
 
     config = FuzzConfig(
         base_url="http://127.0.0.1:9/v1",

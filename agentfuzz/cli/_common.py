@@ -20,17 +20,13 @@ from urllib.parse import urlsplit
 
 import click
 
-from agentfuzz.judge import oracle_names as known_oracles
-from agentfuzz.options import base_url_problem
+from agentfuzz.errors import EXIT_UNREACHABLE, EXIT_USAGE, ModelListError
+from agentfuzz.judge.judge import oracle_names as known_oracles
+from agentfuzz.model.options import base_url_problem
 from agentfuzz.target import first_model, wait_for_server
-from agentfuzz.transport.errors import ModelListError
 
 __all__ = [
     "DEFAULT_SERVE_PROFILE",
-    "EXIT_CLEAN",
-    "EXIT_FOUND",
-    "EXIT_UNREACHABLE",
-    "EXIT_USAGE",
     "Exit",
     "checked_headers",
     "checked_key",
@@ -49,7 +45,6 @@ __all__ = [
     "write_pytest_ini",
 ]
 
-EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 DEFAULT_SERVE_PROFILE = "vllm-kimi-k2"
 

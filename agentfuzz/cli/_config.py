@@ -20,7 +20,8 @@ from typing import Any
 
 import click
 
-from agentfuzz.cli._common import EXIT_USAGE, fail
+from agentfuzz.cli._common import fail
+from agentfuzz.errors import EXIT_USAGE
 
 __all__ = ["config_defaults", "config_in_force", "found_config"]
 

@@ -8,10 +8,18 @@ from typing import Any
 
 import click
 
-from agentfuzz.cli._common import EXIT_CLEAN, EXIT_UNREACHABLE, EXIT_USAGE, Exit
+from agentfuzz.cli._common import Exit
 from agentfuzz.cli._help import EXIT_CODES, HelpfulGroup
-from agentfuzz.profiles import ProfileError
-from agentfuzz.transport.errors import CassetteError, NotInCassette, TargetUnreachable
+from agentfuzz.errors import (
+    EXIT_CLEAN,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CassetteError,
+    NotInCassette,
+    ProfileError,
+    TargetUnreachable,
+    exit_code,
+)
 
 __all__ = ["cli"]
 
@@ -58,19 +66,13 @@ def _run_group(invoke: Any) -> int:
         return EXIT_USAGE
     except click.Abort:
         click.echo("agentfuzz: aborted", err=True)
-        return 130
-    except ProfileError as exc:
+        return EXIT_INTERRUPTED
+    except (ProfileError, TargetUnreachable, CassetteError, NotInCassette) as exc:
         click.echo(f"agentfuzz: {exc}", err=True)
-        return EXIT_USAGE
-    except TargetUnreachable as exc:
-        click.echo(f"agentfuzz: {exc}", err=True)
-        return EXIT_UNREACHABLE
-    except (CassetteError, NotInCassette) as exc:
-        click.echo(f"agentfuzz: {exc}", err=True)
-        return EXIT_USAGE
+        return exit_code(exc) or EXIT_USAGE
     except KeyboardInterrupt:
         click.echo("agentfuzz: interrupted", err=True)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # a bug of ours: still one line, and bundles on disk stay
         click.echo(f"agentfuzz: internal error: {type(exc).__name__}: {exc}", err=True)
         return EXIT_USAGE

@@ -49,13 +49,13 @@ def serve_profiles() -> list[str]:
 
 
 def _fuzz_profiles() -> list[str]:
-    from agentfuzz.profiles import list_profiles
+    from agentfuzz.request.profiles import list_profiles
 
     return list_profiles()
 
 
 def _oracles() -> list[str]:
-    from agentfuzz.judge import oracle_names
+    from agentfuzz.judge.judge import oracle_names
 
     return oracle_names()
 

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agentfuzz.summary import Coverage, Summary, TurnRow
+from agentfuzz.model.summary import Coverage, Summary, TurnRow
 
 __all__ = ["summary"]
 

@@ -12,14 +12,8 @@ from typing import Any, Literal, NoReturn
 import click
 from rich.console import Console
 
-from agentfuzz._progress import HEARTBEAT_GAP, Watch
-from agentfuzz.campaigns import forget_campaign
 from agentfuzz.cli._common import (
     DEFAULT_SERVE_PROFILE,
-    EXIT_CLEAN,
-    EXIT_FOUND,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
     Exit,
     checked_headers,
     checked_key,
@@ -41,16 +35,20 @@ from agentfuzz.cli._common import (
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._help import EXIT_CODES
 from agentfuzz.cli._render import summary
-from agentfuzz.config import ALL_MODES, FuzzConfig, Kind
-from agentfuzz.engine import Progress, RunBroke, run
-from agentfuzz.findings import fold
-from agentfuzz.history import Case
-from agentfuzz.judge import oracle_names as known_oracles
-from agentfuzz.options import RECORD_MODES
-from agentfuzz.profiles import load_profile
+from agentfuzz.cli.progress import HEARTBEAT_GAP, Watch
+from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE
+from agentfuzz.findings.store import fold
+from agentfuzz.judge.judge import oracle_names as known_oracles
+from agentfuzz.model.history import Case
+from agentfuzz.model.modes import ALL_MODES, Kind
+from agentfuzz.model.options import RECORD_MODES
+from agentfuzz.model.summary import Summary
 from agentfuzz.reports import FORMATS as REPORT_FORMATS
 from agentfuzz.reports import unwritable, write_reports
-from agentfuzz.summary import Summary
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs.config import FuzzConfig
+from agentfuzz.runs.engine import Progress, RunBroke, run
+from agentfuzz.tape.campaigns import forget_campaign
 from agentfuzz.target import BackendLog
 
 __all__ = ["fuzz"]
@@ -79,7 +77,7 @@ class _Workers(click.ParamType):  # type: ignore[type-arg]  # generic from click
 
 
 def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> Summary:
-    from agentfuzz.workers import run_sharded
+    from agentfuzz.runs.workers import run_sharded
 
     return run_sharded(config, workers, watch)
 
@@ -87,7 +85,7 @@ def _sharded(config: FuzzConfig, workers: int, watch: Progress) -> Summary:
 def _same_shards(folder: Path, workers: int | Literal["auto"], mode: str) -> None:
     """Exit 2 unless a recorded campaign is played with as many workers as recorded it (each
     shard plays its own tapes, ``shard-K``)."""
-    from agentfuzz.campaigns import campaign_parts, shard_tapes
+    from agentfuzz.tape.campaigns import campaign_parts, shard_tapes
 
     if workers == "auto":
         fail(EXIT_USAGE, "--workers auto measures a live server: with --cassette, give a number")
@@ -106,7 +104,7 @@ def _same_shards(folder: Path, workers: int | Literal["auto"], mode: str) -> Non
 def _replay_only(folder: Path, mode: str) -> dict[str, Any] | None:
     """The recorded campaign's metadata when this run will only play it back (no server to
     start, no network), else None."""
-    from agentfuzz.campaigns import recorded_campaign
+    from agentfuzz.tape.campaigns import recorded_campaign
 
     about = recorded_campaign(folder)
     if mode == "none" and about is None:
@@ -441,7 +439,8 @@ def _fuzz(o: _Options) -> None:
 
 def _knee(config: FuzzConfig) -> int:
     """``--workers auto``: the server's throughput curve, printed, and its knee."""
-    from agentfuzz.knee import ProbeFailed, probe
+    from agentfuzz.errors import ProbeFailed
+    from agentfuzz.runs.knee import probe
 
     say = Console(stderr=True)
     say.print("workers auto: measuring the server's throughput by requests in flight", markup=False)
@@ -462,7 +461,8 @@ def _knee(config: FuzzConfig) -> int:
 
 def _seeds(folder: Path, kinds: tuple[Kind, ...]) -> tuple[Case, ...]:
     """``--seed-sessions DIR``'s requests; exit 2 with one line when there are none to use."""
-    from agentfuzz.reduce_captured import InputError, captured_folder
+    from agentfuzz.errors import InputError
+    from agentfuzz.runs.reduce import captured_folder
 
     if not folder.is_dir():
         fail(EXIT_USAGE, f"--seed-sessions {folder}: not a folder")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from agentfuzz.cli._group import cli
-from agentfuzz.judge import oracle_summaries
-from agentfuzz.profiles import ProfileError, list_profiles, load_profile
+from agentfuzz.errors import ProfileError
+from agentfuzz.judge.judge import oracle_summaries
+from agentfuzz.request.profiles import list_profiles, load_profile
 
 __all__ = ["oracles", "profiles"]
 

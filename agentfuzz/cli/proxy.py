@@ -7,10 +7,6 @@ from pathlib import Path
 import click
 
 from agentfuzz.cli._common import (
-    EXIT_CLEAN,
-    EXIT_FOUND,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
     Exit,
     checked_url,
     command_line,
@@ -22,8 +18,9 @@ from agentfuzz.cli._common import (
     write_pytest_ini,
 )
 from agentfuzz.cli._group import cli
-from agentfuzz.config import new_run_id, version
-from agentfuzz.profiles import load_profile
+from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs.config import new_run_id, version
 
 PROXY_EXIT_CODES = """\b
 Exit codes (once stopped with Ctrl-C or SIGTERM):
@@ -98,7 +95,7 @@ def proxy(
     and writes a bundle at once, with the whole session up to it (session.json, session.yaml):
     `agentfuzz reduce BUNDLE/session.json` cuts it down. Stop with Ctrl-C; nothing is lost.
     """
-    from agentfuzz.watch import Watch, reachable, run_proxy
+    from agentfuzz.runs.watch import Watch, reachable, run_proxy
 
     checked_url(upstream, "--upstream")
     chosen, skipped = oracle_names(only), oracle_names(skip) or []

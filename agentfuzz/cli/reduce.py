@@ -9,9 +9,6 @@ import click
 
 from agentfuzz.cli._common import (
     DEFAULT_SERVE_PROFILE,
-    EXIT_CLEAN,
-    EXIT_FOUND,
-    EXIT_USAGE,
     Exit,
     checked_headers,
     checked_key,
@@ -30,11 +27,12 @@ from agentfuzz.cli._common import (
 )
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._help import EXIT_CODES
-from agentfuzz.profiles import load_profile
+from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE
+from agentfuzz.request.profiles import load_profile
 
 if TYPE_CHECKING:
-    from agentfuzz.history import Case
-    from agentfuzz.reduce_captured import Reduction
+    from agentfuzz.model.history import Case
+    from agentfuzz.runs.reduce import Reduction
 
 __all__ = ["reduce"]
 
@@ -121,7 +119,8 @@ def reduce(
     `agentfuzz proxy` writes beside each failing session (the last failing request is
     reduced). Exit 1 with a bundle when reduced, 0 when nothing in FILE fails on the target.
     """
-    from agentfuzz.reduce_captured import NothingToReduce, reduce_input
+    from agentfuzz.errors import NothingToReduce
+    from agentfuzz.runs.reduce import reduce_input
     from agentfuzz.target import Target
 
     if oracle is not None:
@@ -155,7 +154,8 @@ def reduce(
 def _captured(file: Path) -> tuple[str, list[Case]]:
     """What ``file`` says and the cases it holds; exit 2 with one line when it cannot be read
     or holds none."""
-    from agentfuzz.reduce_captured import InputError, captured_cases, cassette_cases
+    from agentfuzz.errors import InputError
+    from agentfuzz.runs.reduce import captured_cases, cassette_cases
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -177,7 +177,8 @@ def _offline(
     file: Path, base_url: str | None, serve: str | None, oracle: str | None, out: Path
 ) -> None:
     """``--offline``: the last failing recorded turn of a cassette as the repro; exits."""
-    from agentfuzz.reduce_captured import NothingToReduce, offline
+    from agentfuzz.errors import NothingToReduce
+    from agentfuzz.runs.reduce import offline
 
     if base_url is not None or serve is not None:
         fail(EXIT_USAGE, "--offline judges a recording: it takes neither --base-url nor --serve")
@@ -201,7 +202,7 @@ def _offline(
 def _written(file: Path, text: str, reduction: Reduction, out: Path) -> Path:
     """Write ``reduction``'s bundle, its ``found_by`` saying who found FILE (``text``) and
     that this run cut it down, and make ``out`` collectable by pytest; the bundle's folder."""
-    from agentfuzz.reduce_captured import found_by_after, write_reduction
+    from agentfuzz.runs.reduce import found_by_after, write_reduction
 
     found_by = found_by_after(_bundle_text(file, text), command_line(), config_used())
     folder = write_reduction(out, reduction, str(file), found_by)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from agentfuzz.cli._common import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, Exit, fail
+from agentfuzz.cli._common import Exit, fail
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._help import REPLAY_EXIT_CODES
-from agentfuzz.transport.errors import CassetteError, NotInCassette
+from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, CassetteError, NotInCassette
 
 __all__ = ["replay"]
 
@@ -30,7 +30,7 @@ def replay(paths: tuple[Path, ...], seed: int, whole: bool) -> None:
     PATHS: cassette files (*.yaml) or folders holding them. Offline: nothing is sent, so there
     is no --base-url.
     """
-    from agentfuzz.replay import cassette_files, replay_cassette
+    from agentfuzz.tape.replay import cassette_files, replay_cassette
 
     files = cassette_files(paths)
     if not files:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from agentfuzz.cli._common import EXIT_USAGE, fail
+from agentfuzz.cli._common import fail
 from agentfuzz.cli._group import cli
+from agentfuzz.errors import EXIT_USAGE
 
 SERVE_EXIT_CODES = """\b
 Exit codes:

@@ -18,8 +18,8 @@ from agentfuzz.dialects.importing import (
     parse_request,
     parse_text,
 )
-from agentfuzz.history import Case
-from agentfuzz.observation import Exchange, Observation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Exchange, Observation
 
 __all__ = [
     "InputError",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn, TypeVar
 
+from agentfuzz.errors import InputError
+
 __all__ = [
     "InputError",
     "arguments",
@@ -28,10 +30,6 @@ _NAMES = {
     str: "a string",
     bool: "a boolean",
 }
-
-
-class InputError(ValueError):
-    """An input agentfuzz cannot import; ``str()`` is one line saying what is wrong and where."""
 
 
 def fail(where: str, what: str) -> NoReturn:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agentfuzz.history import Api
+from agentfuzz.model.history import Api
 
 __all__ = ["apply_forms"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
-from agentfuzz.observation import ItemSighting, ObservedCall
+from agentfuzz.model.observation import ItemSighting, ObservedCall
 
 __all__ = ["StreamState", "reasoning_of_item", "text_of_message"]
 

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentfuzz.observation import Exchange
+from agentfuzz.model.observation import Exchange
 
 __all__ = [
     "DETAIL_LIMIT",

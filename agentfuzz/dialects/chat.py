@@ -9,7 +9,7 @@ from typing import Any
 
 from agentfuzz.dialects._forms import apply_forms
 from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str, is_foreign_call
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     ForeignItem,
@@ -21,7 +21,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.observation import Exchange, Observation, ObservedCall
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall
 
 __all__ = ["PATH", "assemble_chat", "build_chat"]
 

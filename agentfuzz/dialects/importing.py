@@ -24,9 +24,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentfuzz.dialects import _fields as _f
-from agentfuzz.dialects._fields import InputError
 from agentfuzz.dialects._wire import is_foreign_call
-from agentfuzz.history import (
+from agentfuzz.errors import InputError
+from agentfuzz.model.history import (
     Api,
     AssistantMessage,
     Case,
@@ -41,7 +41,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.surface import FORMS
+from agentfuzz.request.surface import FORMS
 
 __all__ = ["InputError", "parse_input", "parse_jsonl", "parse_request", "parse_text"]
 

@@ -8,7 +8,7 @@ from typing import Any
 from agentfuzz.dialects._forms import apply_forms
 from agentfuzz.dialects._responses_stream import StreamState, reasoning_of_item, text_of_message
 from agentfuzz.dialects._wire import Faults, as_dict, as_list, as_str
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     ForeignItem,
@@ -21,7 +21,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.observation import Exchange, ItemSighting, Observation, ObservedCall
+from agentfuzz.model.observation import Exchange, ItemSighting, Observation, ObservedCall
 
 __all__ = ["PATH", "assemble_responses", "build_responses"]
 

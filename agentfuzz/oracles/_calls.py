@@ -9,8 +9,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from agentfuzz.history import Case, Tool
-from agentfuzz.observation import Observation, ObservedCall, Violation
+from agentfuzz.model.history import Case, Tool
+from agentfuzz.model.observation import Observation, ObservedCall, Violation
 from agentfuzz.oracles._common import (
     declared_tools,
     find_tool,

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agentfuzz.history import Case, Tool
-from agentfuzz.observation import Observation, ObservedCall
+from agentfuzz.model.history import Case, Tool
+from agentfuzz.model.observation import Observation, ObservedCall
 
 __all__ = [
     "TERMINAL_EVENTS",

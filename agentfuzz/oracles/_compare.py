@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from agentfuzz.history import Case
-from agentfuzz.observation import Observation, ObservedCall
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, ObservedCall
 from agentfuzz.oracles._common import is_answer, is_truncated, one_line
 from agentfuzz.oracles._registry import EVIDENCE_LIMIT, clip
 

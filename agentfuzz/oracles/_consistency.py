@@ -33,8 +33,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.oracles._common import TERMINAL_EVENTS, integer, is_answer, usages
 from agentfuzz.oracles._registry import clip, register
 

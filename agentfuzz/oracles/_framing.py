@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
-from agentfuzz.history import Case
-from agentfuzz.observation import Observation, SSEEvent, Violation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, SSEEvent, Violation
 from agentfuzz.oracles._common import TERMINAL_EVENTS, is_answer
 from agentfuzz.oracles._registry import clip, register
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from agentfuzz.history import Case
-from agentfuzz.observation import ItemSighting, Observation, Violation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import ItemSighting, Observation, Violation
 from agentfuzz.oracles._registry import clip, register
 
 __all__ = ["identity", "index_gap"]

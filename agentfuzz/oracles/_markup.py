@@ -29,8 +29,8 @@ import json
 import re
 from collections.abc import Iterator
 
-from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.oracles._common import declared_tools, is_truncated, stop_requested
 from agentfuzz.oracles._registry import clip, register
 

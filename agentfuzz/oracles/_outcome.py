@@ -8,11 +8,11 @@ import json
 import re
 from collections.abc import Iterator
 
-from agentfuzz.history import Case
-from agentfuzz.observation import NOT_SERVED, Observation, Violation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import NOT_SERVED, Observation, Violation
 from agentfuzz.oracles._common import is_answer, is_truncated, one_line, stop_requested
 from agentfuzz.oracles._registry import clip, register
-from agentfuzz.surface import features
+from agentfuzz.request.surface import features
 
 __all__ = ["by_needs", "by_symptom", "empty_turn", "error"]
 

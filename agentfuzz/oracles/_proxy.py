@@ -33,15 +33,16 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from agentfuzz.dialects.importing import InputError, parse_request
-from agentfuzz.history import (
+from agentfuzz.dialects.importing import parse_request
+from agentfuzz.errors import InputError
+from agentfuzz.model.history import (
     Api,
     Case,
     Options,
     SystemMessage,
     Tool,
 )
-from agentfuzz.observation import BackendRequest, Observation, Violation
+from agentfuzz.model.observation import BackendRequest, Observation, Violation
 from agentfuzz.oracles._common import one_line
 from agentfuzz.oracles._proxy_align import (
     Entry,

@@ -8,7 +8,13 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from agentfuzz.history import AssistantMessage, History, SystemMessage, ToolResult, UserMessage
+from agentfuzz.model.history import (
+    AssistantMessage,
+    History,
+    SystemMessage,
+    ToolResult,
+    UserMessage,
+)
 
 __all__ = ["Entry", "align", "entries", "is_assistant_text", "merge_texts"]
 

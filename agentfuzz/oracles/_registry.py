@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection, Iterable
 
-from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, Violation
 
 __all__ = ["EVIDENCE_LIMIT", "Oracle", "check", "clip", "names", "register", "summaries"]
 

@@ -1,6 +1,6 @@
 """``relation``: two answers to related requests that do not relate as the spec says they must.
 
-The judge sends a case's partner (``agentfuzz.relations``) right after it; the partner's answer
+The judge sends a case's partner (``request.relations``) right after it; the partner's answer
 rides on the case's observation (``Observation.related``). One signature per relation,
 ``relation:<name>``; each judges only two normal 2xx answers, and says nothing otherwise.
 
@@ -44,12 +44,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.oracles._common import integer, is_cut, usages
 from agentfuzz.oracles._compare import deterministic, difference, served, shape, side
 from agentfuzz.oracles._registry import register
-from agentfuzz.relations import EXTRA_RESULT, RELATIONS, special_count
+from agentfuzz.request.relations import EXTRA_RESULT, RELATIONS, special_count
 
 __all__ = ["prompt_size", "relation", "relation_of", "steady"]
 

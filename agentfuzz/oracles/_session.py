@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agentfuzz import ids
-from agentfuzz.history import AssistantMessage, Case, ToolResult
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.model.history import AssistantMessage, Case, ToolResult
+from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.oracles._common import one_line
 from agentfuzz.oracles._registry import clip, register
+from agentfuzz.request import ids
 
 __all__ = ["id_roundtrip", "self_rejection"]
 

@@ -22,8 +22,8 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic_core import ErrorDetails
 
-from agentfuzz.history import Case
-from agentfuzz.observation import Observation, Violation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.oracles._common import one_line
 from agentfuzz.oracles._registry import clip, register
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentfuzz.model.summary import Summary
 from agentfuzz.reports._html import write_html
 from agentfuzz.reports._junit import write_junit
 from agentfuzz.reports._markdown import write_markdown
 from agentfuzz.reports._model import gather
-from agentfuzz.summary import Summary
 
 __all__ = ["FORMATS", "unwritable", "write_reports"]
 

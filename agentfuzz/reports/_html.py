@@ -14,13 +14,13 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from agentfuzz._files import write_atomically
+from agentfuzz.model.files import write_atomically
+from agentfuzz.model.summary import TurnRow
 from agentfuzz.reports._ids import ID_IN_TEXT, family, group
 from agentfuzz.reports._model import API_MODES, Finding, Run
 from agentfuzz.reports._model import as_dict as _dict
 from agentfuzz.reports._model import as_list as _list
 from agentfuzz.reports._text import facts, headline, resend_lines
-from agentfuzz.summary import TurnRow
 
 __all__ = ["write_html"]
 

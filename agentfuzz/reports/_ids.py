@@ -1,4 +1,4 @@
-"""Tool-call ids as a report shows them: each classified by ``agentfuzz.ids`` into the family
+"""Tool-call ids as a report shows them: each classified by ``request.ids`` into the family
 whose shape it has, so a reader sees at a glance that a server minted ``call_<16 hex>`` where
 Kimi's template expects ``functions.NAME:IDX``."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from agentfuzz.ids import ADVERSARIAL, recognize
+from agentfuzz.request.ids import ADVERSARIAL, recognize
 
 __all__ = ["ID_IN_TEXT", "family", "group"]
 
@@ -19,7 +19,7 @@ ID_IN_TEXT = re.compile(
 
 
 def family(id: str) -> str:
-    """The id family ``agentfuzz.ids.recognize`` names, or ``unknown shape``."""
+    """The id family ``agentfuzz.request.ids.recognize`` names, or ``unknown shape``."""
     return recognize(id) or "unknown shape"
 
 

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from agentfuzz._files import write_atomically
+from agentfuzz.model.files import write_atomically
 from agentfuzz.reports._model import Run
 from agentfuzz.reports._text import facts, resend_lines
 

@@ -14,7 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from agentfuzz._files import write_atomically
+from agentfuzz.model.files import write_atomically
 from agentfuzz.reports._ids import family
 from agentfuzz.reports._model import API_MODES, Finding, Run
 from agentfuzz.reports._model import as_dict as _dict

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentfuzz.config import ALL_MODES, label
-from agentfuzz.summary import FindingRow, Summary
+from agentfuzz.model.modes import ALL_MODES, label
+from agentfuzz.model.summary import FindingRow, Summary
 
 __all__ = ["API_MODES", "Finding", "Run", "Symptom", "as_dict", "as_list", "gather"]
 

@@ -25,11 +25,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agentfuzz.history import Api, ForeignItem, History, Item, Tool, UserMessage
-from agentfuzz.profiles import Profile
+from agentfuzz.model.history import Api, ForeignItem, History, Item, Tool, UserMessage
+from agentfuzz.request.profiles import Profile
+from agentfuzz.request.surface import FILLER, HISTORY_DIMENSIONS, applies
 from agentfuzz.strategies._histories import _indexes
 from agentfuzz.strategies._surface import ALLOWED
-from agentfuzz.surface import FILLER, HISTORY_DIMENSIONS, applies
 
 __all__ = ["CUSTOM_NAME", "extend_history", "strict_schema"]
 

@@ -28,8 +28,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz import ids
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     Api,
     AssistantMessage,
     History,
@@ -41,7 +40,8 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.profiles import Profile
+from agentfuzz.request import ids
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._tools import (
     VIOLATIONS,
     derived_text,

@@ -16,8 +16,8 @@ from functools import lru_cache
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.history import Api, Case, History, Options, Tool
-from agentfuzz.profiles import Profile
+from agentfuzz.model.history import Api, Case, History, Options, Tool
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._foreign import extend_history
 from agentfuzz.strategies._histories import histories
 from agentfuzz.strategies._relations import allowed, with_relation

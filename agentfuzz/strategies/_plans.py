@@ -18,9 +18,9 @@ from functools import lru_cache
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.history import Api, Tool
-from agentfuzz.plan import CHAINS, RESULT_KINDS, Chain, Plan, Policy, Step
-from agentfuzz.profiles import Profile
+from agentfuzz.model.history import Api, Tool
+from agentfuzz.model.plan import CHAINS, RESULT_KINDS, Chain, Plan, Policy, Step
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._relations import allowed
 from agentfuzz.strategies._surface import ALLOWED, field_dimensions, surface_fields
 from agentfuzz.strategies._tools import tools

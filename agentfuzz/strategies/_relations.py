@@ -1,4 +1,4 @@
-"""Which related request a case is sent with: one relation (``agentfuzz.relations``), or none.
+"""Which related request a case is sent with: one relation (``request.relations``), or none.
 
 Two choices at the end of a case: whether it has a partner at all, then which of the profile's
 relations that can apply to it; ``special_token`` takes a third, the token it puts in the last
@@ -14,9 +14,9 @@ from functools import lru_cache
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.history import Case
-from agentfuzz.profiles import Profile
-from agentfuzz.relations import RELATIONS, SPECIAL_TOKENS, prepared
+from agentfuzz.model.history import Case
+from agentfuzz.request.profiles import Profile
+from agentfuzz.request.relations import RELATIONS, SPECIAL_TOKENS, prepared
 
 __all__ = ["allowed", "with_relation"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     Api,
     AssistantMessage,
     Case,
@@ -23,9 +23,9 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.plan import Policy
-from agentfuzz.policies import rewrite_calls
-from agentfuzz.profiles import Profile
+from agentfuzz.model.plan import Policy
+from agentfuzz.request.policies import rewrite_calls
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._surface import surface_fields
 
 __all__ = ["fits", "seeded"]

@@ -5,7 +5,7 @@ allowed), then, for each allowed one, whether to use it (one in two) and its val
 dimension is left out seven times in eight, but an example that allows few uses those
 densely. So rare combinations come up, and every draw shrinks toward the dimension left out: a
 shrunk repro carries only the fields its failure needs. Values are in the api's own wire form
-(``agentfuzz.surface`` names the dimensions); each shrinks toward its plainest value.
+(``agentfuzz.request.surface`` names the dimensions); each shrinks toward its plainest value.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.history import Api, Tool
-from agentfuzz.profiles import Profile
+from agentfuzz.model.history import Api, Tool
+from agentfuzz.request.profiles import Profile
+from agentfuzz.request.surface import FORMS, HISTORY_DIMENSIONS, MALFORMED, applies
 from agentfuzz.strategies._histories import _indexes
-from agentfuzz.surface import FORMS, HISTORY_DIMENSIONS, MALFORMED, applies
 
 __all__ = [
     "ALLOWED",

@@ -22,9 +22,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.history import Api, Tool
-from agentfuzz.ids import SEEDS, entropy
-from agentfuzz.profiles import Profile
+from agentfuzz.model.history import Api, Tool
+from agentfuzz.request.ids import SEEDS, entropy
+from agentfuzz.request.profiles import Profile
 
 __all__ = ["arguments", "texts", "tool_names", "tools"]
 

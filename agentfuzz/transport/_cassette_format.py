@@ -23,12 +23,12 @@ from vcr.request import Request as VcrRequest
 from vcr.serialize import deserialize as vcr_deserialize
 from vcr.serialize import serialize as vcr_serialize
 
-from agentfuzz._files import write_atomically
-from agentfuzz.observation import Exchange
+from agentfuzz.errors import CassetteError
+from agentfuzz.model.files import write_atomically
+from agentfuzz.model.observation import Exchange
 from agentfuzz.transport import _matchers
 from agentfuzz.transport._tee import SECRET_HEADERS
 from agentfuzz.transport._yaml import SafeLoader
-from agentfuzz.transport.errors import CassetteError
 
 __all__ = [
     "Interaction",

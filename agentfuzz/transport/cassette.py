@@ -28,6 +28,7 @@ from vcr.cassette import Cassette
 from vcr.record_mode import RecordMode
 from vcr.request import Request as VcrRequest
 
+from agentfuzz.errors import CassetteError, NotInCassette
 from agentfuzz.transport._cassette_format import (
     Interaction,
     headers_of,
@@ -42,7 +43,6 @@ from agentfuzz.transport._cassette_format import (
 from agentfuzz.transport._matchers import Asked, key
 from agentfuzz.transport._matchers import asked as asked_of
 from agentfuzz.transport._tee import SECRET_HEADERS, teed
-from agentfuzz.transport.errors import CassetteError, NotInCassette
 
 __all__ = [
     "SECRET_HEADERS",
@@ -50,14 +50,21 @@ __all__ = [
     "CassetteTransport",
     "Interaction",
     "NotInCassette",
+    "RecordedAnswer",
     "RecordingTransport",
     "ReplayTransport",
+    "Tape",
     "interaction_of",
     "load_cassette",
     "metadata",
     "new_cassette",
     "save_cassette",
 ]
+
+
+# A loaded cassette, as the layers above hold it: opaque outside ``transport/`` (they pass it
+# back to the transports here), so nothing of vcrpy leaks out.
+Tape = Cassette
 
 
 class RecordingTransport(httpx.BaseTransport):
@@ -225,6 +232,21 @@ class ReplayTransport(CassetteTransport):
 
     def __init__(self, cassette: Cassette, rng: random.Random | None = None) -> None:
         super().__init__(cassette, rng=rng, inner=_NoNetwork())
+
+
+class RecordedAnswer(httpx.BaseTransport):
+    """Answers every request with one recorded answer, in ``chunks``; with no ``status`` (no
+    answer was ever read) the read fails, as it did when it was recorded."""
+
+    def __init__(self, status: int | None, content_type: str, chunks: list[bytes]) -> None:
+        self._status = status
+        self._headers = {"content-type": content_type} if content_type else {}
+        self._chunks = chunks
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self._status is None:
+            raise httpx.ReadError("no answer was recorded", request=request)
+        return httpx.Response(self._status, headers=self._headers, stream=_Chunks(self._chunks))
 
 
 class _NoNetwork(httpx.BaseTransport):

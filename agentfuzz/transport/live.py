@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
-from agentfuzz.observation import SLOW, Exchange, SSEEvent
+from agentfuzz.errors import ModelListError, TargetUnreachable
+from agentfuzz.model.observation import SLOW, Exchange, SSEEvent
 from agentfuzz.transport._tee import SECRET_HEADERS, teed
-from agentfuzz.transport.errors import ModelListError, TargetUnreachable
 
 __all__ = ["LiveTransport", "ModelListError", "TargetUnreachable", "network"]
 

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agentfuzz.observation import SLOW
+from agentfuzz.model.observation import SLOW
 from agentfuzz.transport._tee import SECRET_HEADERS
 
 __all__ = ["JUDGED_PATHS", "Forwarded", "relay_app", "replayed", "run_relay", "serving_relay"]

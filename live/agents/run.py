@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agent_clients import CATCHES, FIXED, LOOPS, Did, Loop
 
-from agentfuzz.profiles import load_profile
 from agentfuzz.reference import serve_in_thread
-from agentfuzz.watch import Watch, watching
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs.watch import Watch, watching
 
 
 def _through(profile: str, loop: Loop, out: Path) -> tuple[Did, list[str]]:

@@ -25,7 +25,7 @@ from serve import DEFAULT_CACHE, MODEL_NAME, ServerError, running  # noqa: E402
 
 
 def _fires(bundle: Path, base_url: str) -> bool:
-    from agentfuzz.replay import resend_bundle
+    from agentfuzz.tape.replay import resend_bundle
 
     signature = json.loads((bundle / "repro.json").read_text())["signature"]
     return any(v.signature == signature for v in resend_bundle(bundle, base_url, MODEL_NAME))

@@ -19,7 +19,7 @@ import json
 
 import pytest
 
-from agentfuzz.pytest_campaign import CampaignRunner
+from agentfuzz.pytest.campaign import CampaignRunner
 
 
 @pytest.mark.parametrize("shard", [0, 1])

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentfuzz.cassette_codec import Recorded, write_cassette
-from agentfuzz.history import Case, History, Options, UserMessage
-from agentfuzz.judge import Judge
-from agentfuzz.observation import Observation
-from agentfuzz.replay import replay_cassette
+from agentfuzz.judge.judge import Judge
+from agentfuzz.model.history import Case, History, Options, UserMessage
+from agentfuzz.model.observation import Observation
+from agentfuzz.tape.codec import Recorded, write_cassette
+from agentfuzz.tape.replay import replay_cassette
 from agentfuzz.target import Target
 from agentfuzz.transport.cassette import CassetteError
 

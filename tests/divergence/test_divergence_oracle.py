@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agentfuzz.history import Case, History, Options, Tool, UserMessage
-from agentfuzz.observation import Exchange, Observation, ObservedCall, Related, Violation
+from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall, Related, Violation
 from agentfuzz.oracles import check, names
 
 WEATHER = Tool(name="get_weather", parameters={"type": "object", "properties": {}})

@@ -16,8 +16,8 @@ from types import ModuleType
 
 import pytest
 
-from agentfuzz.profiles import load_profile
-from agentfuzz.surface import KNOBS
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.request.surface import KNOBS
 
 LIVE = Path(__file__).resolve().parents[2] / "live" / "llama-stack"
 

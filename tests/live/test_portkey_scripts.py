@@ -18,9 +18,9 @@ from types import ModuleType
 
 import pytest
 
-from agentfuzz.profiles import load_profile
 from agentfuzz.reference.profiles import PROFILES
-from agentfuzz.surface import DIMENSIONS, KNOBS
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.request.surface import DIMENSIONS, KNOBS
 
 LIVE = Path(__file__).resolve().parents[2] / "live" / "portkey"
 

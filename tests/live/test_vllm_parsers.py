@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentfuzz.profiles import load_profile
+from agentfuzz.request.profiles import load_profile
 
 LIVE = Path(__file__).resolve().parents[2] / "live"
 HERE = LIVE / "vllm"

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentfuzz import Target
-from agentfuzz.cassette_codec import Recorded, write_cassette
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,
@@ -27,6 +26,7 @@ from agentfuzz.history import (
 )
 from agentfuzz.oracles import check
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.tape.codec import Recorded, write_cassette
 
 WEATHER = Tool(
     name="get_weather",

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from agentfuzz import pytest_items, pytest_plugin
+from agentfuzz.pytest import items as pytest_items
+from agentfuzz.pytest import plugin as pytest_plugin
 
 HEAVY = ["httpx", "vcr", "hypothesis", "pydantic"]
 
 FIXTURE_TESTS = """
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from agentfuzz.history import Case, History, UserMessage
-from agentfuzz.observation import Exchange, Observation
+from agentfuzz.model.history import Case, History, UserMessage
+from agentfuzz.model.observation import Exchange, Observation
 
 
 def test_base_url(agentfuzz_base_url, pytestconfig):
@@ -121,7 +122,7 @@ def test_offline_replay_cannot_connect(kimi_url: str) -> None:
 
 @pytest.mark.parametrize("module", HEAVY)
 def test_importing_the_plugin_is_light(module: str) -> None:
-    code = f"import sys, agentfuzz.pytest_plugin; print({module!r} in sys.modules)"
+    code = f"import sys, agentfuzz.pytest.plugin; print({module!r} in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -136,15 +137,15 @@ def _top_imports(path: Path) -> set[str]:
     return top
 
 
-_PLUGIN_PARTS = {"agentfuzz.options", "agentfuzz.pytest_items", "agentfuzz.pytest_fixtures"}
+_PLUGIN_PARTS = {"agentfuzz.model.options", "agentfuzz.pytest.items", "agentfuzz.pytest.fixtures"}
 
 
-@pytest.mark.parametrize("part", ["pytest_plugin", "pytest_items", "pytest_fixtures"])
+@pytest.mark.parametrize("part", ["plugin", "items", "fixtures"])
 def test_the_plugin_imports_only_stdlib_pytest_and_its_own_parts_at_the_top(part: str) -> None:
     top = _top_imports(Path(pytest_plugin.__file__).with_name(f"{part}.py"))
     ours = {name for name in top if name.split(".")[0] == "agentfuzz"}
     assert ours <= _PLUGIN_PARTS
     assert {name.split(".")[0] for name in top - ours} - {"pytest"} <= sys.stdlib_module_names
     # What the options module needs is the standard library alone.
-    options = Path(pytest_plugin.__file__).with_name("options.py")
+    options = Path(pytest_plugin.__file__).parents[1] / "model" / "options.py"
     assert {name.split(".")[0] for name in _top_imports(options)} <= sys.stdlib_module_names

@@ -10,7 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
-from agentfuzz.replay import replay_bundle, replay_cassette
+from agentfuzz.tape.replay import replay_bundle, replay_cassette
 
 from .conftest import fuzz_through
 

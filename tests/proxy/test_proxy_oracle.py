@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agentfuzz import oracles
-from agentfuzz.history import Case, History
-from agentfuzz.observation import BackendRequest, Exchange, Observation
+from agentfuzz.model.history import Case, History
+from agentfuzz.model.observation import BackendRequest, Exchange, Observation
 
 CHAT = "/v1/chat/completions"
 RESPONSES = "/v1/responses"

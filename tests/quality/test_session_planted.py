@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from agentfuzz import Target
-from agentfuzz.history import Case
-from agentfuzz.observation import Observation
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation
 
 from .planted_ids import OWN_ID
 from .planted_server import planted_server

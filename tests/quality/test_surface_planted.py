@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from agentfuzz.cli import cli
 from agentfuzz.reference import serve_in_thread
-from agentfuzz.replay import replay_bundle
+from agentfuzz.tape.replay import replay_bundle
 
 # The Kimi markup and call body the reference model writes: a stop must land inside them.
 MARKUP = (

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from agentfuzz import FuzzConfig, Report, run
 from agentfuzz.cli import cli
-from agentfuzz.profiles import load_profile
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.request.profiles import load_profile
 from agentfuzz.transport.cassette import NotInCassette
 
 MODES = (("responses", True), ("chat", False))

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from agentfuzz.cli import cli
 from agentfuzz.dialects import parse_text
+from agentfuzz.reduce.validity import flaws
 from agentfuzz.reference import serve_in_thread
-from agentfuzz.validity import flaws
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from agentfuzz import Target
 from agentfuzz.cli import cli
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,

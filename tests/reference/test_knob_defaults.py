@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from agentfuzz.history import Case, History, Options, UserMessage
-from agentfuzz.profiles import KnobDefaults, ProfileError, load_profile
+from agentfuzz.errors import ProfileError
+from agentfuzz.model.history import Case, History, Options, UserMessage
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.request.profiles import KnobDefaults, load_profile
 from agentfuzz.target import Target
 
 DEFAULTS = KnobDefaults(seed=0, temperature=0.0, max_tokens=64)

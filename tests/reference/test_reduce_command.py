@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from agentfuzz import oracles
 from agentfuzz.cli import cli
 from agentfuzz.dialects import assemble, build_request, parse_text
-from agentfuzz.history import Case, Tool
-from agentfuzz.plan import Plan, Step
-from agentfuzz.reduce_captured import reduce_input, write_reduction
+from agentfuzz.judge.session import run_session
+from agentfuzz.model.history import Case, Tool
+from agentfuzz.model.plan import Plan, Step
 from agentfuzz.reference import serve_in_thread
-from agentfuzz.session import run_session
+from agentfuzz.runs.reduce import reduce_input, write_reduction
 from agentfuzz.target import Target
 from agentfuzz.transport.live import LiveTransport
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
-from agentfuzz.relations import RELATIONS
+from agentfuzz.request.relations import RELATIONS
 
 
 def _profile(tmp_path: Path, *relations: str) -> Path:

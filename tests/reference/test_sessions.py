@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from agentfuzz import FuzzConfig, oracles, run
 from agentfuzz.cli import cli
 from agentfuzz.dialects import assemble
-from agentfuzz.history import Case
-from agentfuzz.profiles import load_profile
+from agentfuzz.model.history import Case
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.request.profiles import load_profile
 from agentfuzz.transport.live import LiveTransport
 
 SEED = "7"

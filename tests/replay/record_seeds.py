@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 from agentfuzz import oracles
-from agentfuzz.cassette_codec import Recorded, write_cassette
-from agentfuzz.config import ALL_MODES
-from agentfuzz.history import Api, Tool
-from agentfuzz.plan import Plan, Policy, Step
+from agentfuzz.judge.session import Turn, run_session
+from agentfuzz.model.history import Api, Tool
+from agentfuzz.model.modes import ALL_MODES
+from agentfuzz.model.plan import Plan, Policy, Step
 from agentfuzz.reference import PROFILES, serve_in_thread
-from agentfuzz.session import Turn, run_session
+from agentfuzz.tape.codec import Recorded, write_cassette
 from agentfuzz.target import Target
 from agentfuzz.transport.live import LiveTransport
 

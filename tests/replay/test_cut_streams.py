@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from agentfuzz.cassette_codec import Recorded, write_cassette
-from agentfuzz.history import Case, History, UserMessage
+from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.oracles import check
-from agentfuzz.replay import replay_cassette
+from agentfuzz.tape.codec import Recorded, write_cassette
+from agentfuzz.tape.replay import replay_cassette
 from agentfuzz.target import Target
 
 _ROLE = (

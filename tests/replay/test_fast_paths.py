@@ -17,7 +17,7 @@ import pytest
 import yaml
 from vcr.cassette import Cassette
 
-from agentfuzz.replay import cassette_files
+from agentfuzz.tape.replay import cassette_files
 from agentfuzz.transport._cassette_format import _config, _Parsed, _ReadableYaml
 from agentfuzz.transport._cassette_format import vcr_request as _vcr_request
 from agentfuzz.transport._yaml import SafeLoader

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from agentfuzz.cli import main
-from agentfuzz.config import ALL_MODES
+from agentfuzz.model.modes import ALL_MODES
 from agentfuzz.reference import PROFILES
-from agentfuzz.replay import replay_cassette
+from agentfuzz.tape.replay import replay_cassette
 
 from . import record_seeds
 

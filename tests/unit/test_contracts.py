@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentfuzz import FuzzConfig, Summary, load_profile
-from agentfuzz.config import ShardSpec
-from agentfuzz.summary import FailedShard
+from agentfuzz.model.summary import FailedShard
+from agentfuzz.runs.config import ShardSpec
+from agentfuzz.runs.workers import spec_of
 from agentfuzz.target import BackendLog
-from agentfuzz.workers import spec_of
 
 ONE_RUN = [
     "findings",

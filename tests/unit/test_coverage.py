@@ -12,9 +12,9 @@ from rich.console import Console
 
 from agentfuzz import Summary, Target
 from agentfuzz.cli._render import summary
-from agentfuzz.history import Case, History, Options, Tool, UserMessage
-from agentfuzz.summary import Coverage
-from agentfuzz.workers import merge
+from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
+from agentfuzz.model.summary import Coverage
+from agentfuzz.runs.workers import merge
 
 ANSWER = {
     "id": "c",

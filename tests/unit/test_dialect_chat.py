@@ -13,7 +13,7 @@ from openai.types.chat.completion_create_params import (
 from pydantic import TypeAdapter
 
 from agentfuzz.dialects import assemble, build_request
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,
@@ -25,7 +25,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.observation import Exchange, ObservedCall, SSEEvent
+from agentfuzz.model.observation import Exchange, ObservedCall, SSEEvent
 
 URL = "http://127.0.0.1:1/v1/chat/completions"
 WEATHER = Tool(

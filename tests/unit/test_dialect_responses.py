@@ -14,7 +14,7 @@ from openai.types.responses.response_create_params import (
 from pydantic import TypeAdapter
 
 from agentfuzz.dialects import assemble, build_request
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,
@@ -26,7 +26,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.observation import Exchange, ItemSighting, ObservedCall, SSEEvent
+from agentfuzz.model.observation import Exchange, ItemSighting, ObservedCall, SSEEvent
 
 URL = "http://127.0.0.1:1/v1/responses"
 WEATHER = Tool(name="get_weather", description="Weather", parameters={"type": "object"})

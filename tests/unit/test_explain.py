@@ -1,8 +1,8 @@
 """After reduction: valid where the fault allows, the modes it reproduces on, the server's ids."""
 
-from agentfuzz.explain import explain
-from agentfuzz.history import AssistantMessage, Case, History, Tool, ToolCall, UserMessage
-from agentfuzz.observation import Exchange, Observation
+from agentfuzz.model.history import AssistantMessage, Case, History, Tool, ToolCall, UserMessage
+from agentfuzz.model.observation import Exchange, Observation
+from agentfuzz.reduce.explain import explain
 
 ALL = (("chat", False), ("chat", True), ("responses", False), ("responses", True))
 HEX = "call_5f0e1d2c3b4a6978"

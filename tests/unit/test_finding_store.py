@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentfuzz.findings import FindingStore
-from agentfuzz.history import Case, History, Provenance, UserMessage
-from agentfuzz.observation import Exchange, Observation, SSEEvent, Violation
-from agentfuzz.session import Turn
+from agentfuzz.findings.store import FindingStore
+from agentfuzz.judge.session import Turn
+from agentfuzz.model.history import Case, History, Provenance, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, SSEEvent, Violation
 
 URL = "http://127.0.0.1:9/v1/responses"
 V = Violation("empty_turn", "nothing", "", "empty_turn")

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from agentfuzz.findings import fold
-from agentfuzz.summary import FindingRow, Summary
+from agentfuzz.findings.store import fold
+from agentfuzz.model.summary import FindingRow, Summary
 
 
 def _row(tmp: Path, oracle: str, signature: str, history: str, *cofired: str) -> FindingRow:

@@ -13,17 +13,17 @@ from hypothesis import HealthCheck, find, settings
 from starlette.testclient import TestClient
 
 from agentfuzz.dialects import assemble, build_request, parse_request
-from agentfuzz.history import Api, Case, ForeignItem, History, Options, Tool, UserMessage
-from agentfuzz.observation import Exchange, SSEEvent
+from agentfuzz.model.history import Api, Case, ForeignItem, History, Options, Tool, UserMessage
+from agentfuzz.model.observation import Exchange, SSEEvent
 from agentfuzz.oracles import check
 from agentfuzz.oracles._common import Forced, forced
-from agentfuzz.profiles import load_profile
-from agentfuzz.reduction import candidates, reduce_case
+from agentfuzz.reduce.reduction import candidates, reduce_case
 from agentfuzz.reference import create_app
 from agentfuzz.reference.intake import CONTEXT_CHARS
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.request.surface import FILLER, used
 from agentfuzz.strategies import cases
 from agentfuzz.strategies._foreign import CUSTOM_NAME, strict_schema
-from agentfuzz.surface import FILLER, used
 
 DEFAULT = load_profile("default")
 FIND = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck))

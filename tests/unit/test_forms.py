@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, find, settings
 
 from agentfuzz.dialects import build_request, parse_request
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     Api,
     AssistantMessage,
     Case,
@@ -22,13 +22,13 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.observation import Exchange, Observation
+from agentfuzz.model.observation import Exchange, Observation
 from agentfuzz.oracles import check
-from agentfuzz.profiles import Profile
-from agentfuzz.reduction import reduce_case
+from agentfuzz.reduce.reduction import reduce_case
+from agentfuzz.request.profiles import Profile
+from agentfuzz.request.surface import FORMS, used
 from agentfuzz.strategies import cases
 from agentfuzz.strategies._histories import MARKUP_TEMPLATES
-from agentfuzz.surface import FORMS, used
 
 FIND = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck))
 CALL = ToolCall(id="call_1", name="get_weather", arguments="{}")

@@ -9,8 +9,8 @@ import pytest
 
 from agentfuzz.cli._common import command_line
 from agentfuzz.cli._group import cli
-from agentfuzz.config import version
-from agentfuzz.reduce_captured import found_by_after
+from agentfuzz.runs.config import version
+from agentfuzz.runs.reduce import found_by_after
 
 
 def _line(*argv: str) -> str:

@@ -2,7 +2,7 @@ import pydantic
 import pytest
 
 import agentfuzz
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentfuzz.ids import (
+from agentfuzz.request.ids import (
     ADVERSARIAL,
     FAMILIES,
     REPEATING,
@@ -20,7 +20,7 @@ from agentfuzz.ids import (
     is_kimi_native,
     recognize,
 )
-from agentfuzz.profiles import Profile
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies import tool_names
 
 ALNUM = re.compile(r"[A-Za-z0-9]+")

@@ -18,7 +18,7 @@ from agentfuzz.dialects import (
     parse_request,
     parse_text,
 )
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,
@@ -31,7 +31,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.profiles import Profile
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies import cases
 
 PROFILE = Profile()

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from agentfuzz.knee import ROUNDS, find_knee, rate
+from agentfuzz.runs.knee import ROUNDS, find_knee, rate
 
 
 @pytest.mark.parametrize("capacity", [1, 3, 12, 24, 40, 100, 200])

@@ -1,4 +1,8 @@
-"""The layers in ARCHITECTURE.md run one way: no module imports a layer above its own."""
+"""The layers in ARCHITECTURE.md run one way, and every "never" it says holds.
+
+The package is laid out by role: each top-level part (a package, or one of the few modules at
+the top) has a layer, and no module imports a part whose layer is above its own.
+"""
 
 from __future__ import annotations
 
@@ -9,172 +13,180 @@ import agentfuzz
 
 PACKAGE = Path(agentfuzz.__file__).parent
 
-# Top-level module or subpackage -> layer, as ARCHITECTURE.md draws it.
+# Top-level part -> layer, as ARCHITECTURE.md draws it.
 LAYERS = {
-    "_files": 1,
-    "history": 1,
-    "observation": 1,
-    "plan": 1,
-    "ids": 2,
-    "surface": 2,
-    "relations": 2,
-    "profiles": 2,
-    "policies": 2,
+    "errors": 0,
+    "model": 1,
+    "request": 2,
     "strategies": 3,
     "dialects": 4,
     "transport": 5,
     "oracles": 6,
-    "reduction": 7,
-    "repro": 7,
-    "bundle_report": 7,
-    "explain": 7,
-    "validity": 7,
-    "reports": 7,
-    "engine": 7,
-    "findings": 7,
-    "session": 7,
     "target": 7,
-    "campaigns": 7,
-    "trials": 7,
-    "judge": 7,
-    "replay": 7,
-    "cassette_codec": 7,
-    "reduce_captured": 7,
-    "watch": 7,
-    "knee": 7,
-    "options": 1,
-    "config": 2,
-    "summary": 1,
-    "passes": 7,
-    "meter": 7,
-    "workers": 8,
-    "_shard": 8,
-    "_progress": 8,
-    "cli": 8,
-    "pytest_plugin": 8,
-    "pytest_campaign": 8,
-    "pytest_items": 8,
-    "pytest_fixtures": 8,
-    "__init__": 8,
-    "__main__": 8,
+    "judge": 8,
+    "reduce": 8,
+    "tape": 9,
+    "reports": 9,
+    "findings": 10,
+    "runs": 11,
+    "cli": 12,
+    "pytest": 12,
+    "__init__": 12,
+    "__main__": 13,
 }
+# Packages, by role; the rest of LAYERS are modules at the top of the package.
+_PACKAGES = {
+    "model",
+    "request",
+    "strategies",
+    "dialects",
+    "transport",
+    "oracles",
+    "judge",
+    "reduce",
+    "tape",
+    "reports",
+    "findings",
+    "runs",
+    "cli",
+    "pytest",
+    "reference",
+}
+_FACES = ("cli", "pytest")
 
 
-def _imports(path: Path) -> set[str]:
-    """The agentfuzz top-level parts a module imports."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        names: list[str] = []
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "agentfuzz" and len(parts) > 1:
-                found.add(parts[1])
-    return found
+def _sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
 
 
 def _part(path: Path) -> str:
-    rel = path.relative_to(PACKAGE).parts
-    return rel[0].removesuffix(".py")
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
 
 
-def test_every_module_has_a_layer() -> None:
-    parts = {_part(p) for p in PACKAGE.rglob("*.py")}
-    assert parts - {"reference"} <= set(LAYERS)
+def _rel(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
 
 
-def test_no_module_imports_a_layer_above_its_own() -> None:
-    wrong = []
-    for path in PACKAGE.rglob("*.py"):
-        own = _part(path)
-        for used in _imports(path) - {own}:
-            if own == "reference" or used == "reference":
-                continue
-            if LAYERS.get(used, 0) > LAYERS[own]:
-                wrong.append(f"{path.relative_to(PACKAGE)} imports agentfuzz.{used}")
-    assert wrong == []
-
-
-def test_reference_server_shares_no_code_with_the_client_side() -> None:
-    for path in (PACKAGE / "reference").rglob("*.py"):
-        assert _imports(path) <= {"reference"}, path
-    # Only the CLI reaches into the reference server.
-    users = {_part(p) for p in PACKAGE.rglob("*.py") if "reference" in _imports(p)}
-    assert users <= {"reference", "cli"}
-
-
-def _modules(path: Path) -> set[str]:
-    """The agentfuzz modules a module imports, dotted in full (``agentfuzz.transport.errors``)."""
+def _dotted(path: Path) -> set[str]:
+    """Every agentfuzz name a module imports, dotted in full (``agentfuzz.errors.InputError``,
+    ``agentfuzz.oracles`` for ``from agentfuzz import oracles``, ``agentfuzz.model.history``)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-    return {name for name in found if name.startswith("agentfuzz.")}
-
-
-# The faces and what findings and bundles are made of: the transport's errors at most.
-_PYTEST = ("pytest_plugin", "pytest_campaign", "pytest_items", "pytest_fixtures")
-_ERRORS_ONLY = ("cli", *_PYTEST, "reduce_captured", "findings", "repro")
-
-
-def test_faces_findings_and_bundles_use_no_transport_but_its_errors() -> None:
-    wrong = []
-    for path in PACKAGE.rglob("*.py"):
-        if _part(path) not in _ERRORS_ONLY:
-            continue
-        for name in _modules(path):
-            if name.startswith("agentfuzz.transport") and name != "agentfuzz.transport.errors":
-                wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
-    assert wrong == []
-
-
-def test_the_target_never_imports_replay_nor_findings_and_bundles_the_transport() -> None:
-    assert "replay" not in _imports(PACKAGE / "target.py")
-    for part in ("findings", "repro"):
-        assert not {
-            n for n in _modules(PACKAGE / f"{part}.py") if n.startswith("agentfuzz.transport")
-        }
-
-
-def _dotted(path: Path) -> set[str]:
-    """Every name a module imports, dotted in full (``agentfuzz.transport.errors.CassetteError``,
-    ``agentfuzz.oracles`` for ``from agentfuzz import oracles``)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.update(f"{node.module}.{a.name}" for a in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
     return found
 
 
-_FACES = ("cli", *_PYTEST)
+def _parts(path: Path) -> set[str]:
+    """The agentfuzz top-level parts a module imports (a public name of ``agentfuzz`` itself,
+    ``from agentfuzz import run``, is the public face's)."""
+    parts = {n.split(".")[1] for n in _dotted(path) if n.startswith("agentfuzz.")}
+    return {p if p in LAYERS or p in _PACKAGES else "__init__" for p in parts}
 
 
-def test_faces_use_neither_the_dialects_nor_the_oracles_nor_the_transport() -> None:
+def _third_party(path: Path) -> set[str]:
+    return {n.split(".")[0] for n in _dotted(path) if not n.startswith("agentfuzz")}
+
+
+def test_at_most_eight_modules_at_the_top_and_every_part_has_a_layer() -> None:
+    top = [p.name for p in PACKAGE.glob("*.py")]
+    assert len(top) <= 8, top
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert folders == _PACKAGES
+    assert {_part(p) for p in _sources()} - {"reference"} <= set(LAYERS)
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
     wrong = []
-    for path in PACKAGE.rglob("*.py"):
+    for path in _sources():
+        own = _part(path)
+        if own == "reference":
+            continue
+        for used in _parts(path) - {own, "reference"}:
+            if LAYERS.get(used, 99) > LAYERS[own]:
+                wrong.append(f"{_rel(path)} imports agentfuzz.{used}")
+    assert wrong == []
+
+
+def test_the_data_model_and_the_errors_import_nothing_above_them() -> None:
+    for path in (PACKAGE / "model").rglob("*.py"):
+        assert _parts(path) <= {"model"}, path
+    assert _parts(PACKAGE / "errors.py") == set()
+    for name in ("history.py", "observation.py"):
+        assert _parts(PACKAGE / "model" / name) == set(), name
+
+
+def test_reference_server_shares_no_code_with_the_client_side() -> None:
+    for path in (PACKAGE / "reference").rglob("*.py"):
+        assert _parts(path) <= {"reference"}, path
+    # Only the CLI reaches into the reference server.
+    users = {_part(p) for p in _sources() if "reference" in _parts(p)}
+    assert users <= {"reference", "cli"}
+
+
+def test_vcrpy_and_sockets_live_in_the_transport_alone() -> None:
+    wrong = []
+    for path in _sources():
+        if _part(path) in ("transport", "reference"):
+            continue
+        # The target names httpx's transport type (what answers in a server's place); the
+        # plugin's offline items block sockets, and JUnit names the host: no I/O of theirs.
+        allowed = {"target": {"httpx"}, "pytest": {"socket"}, "reports": {"socket"}}
+        used = _third_party(path) & {"vcr", "httpx", "httpx_sse", "socket", "uvicorn", "starlette"}
+        used -= allowed.get(_part(path), set())
+        wrong += [f"{_rel(path)} imports {name}" for name in sorted(used)]
+    assert wrong == []
+
+
+def _uses_transport_beyond_errors(path: Path) -> list[str]:
+    return sorted(n for n in _dotted(path) if n.startswith("agentfuzz.transport"))
+
+
+def test_faces_findings_and_bundles_use_no_transport() -> None:
+    wrong = []
+    for path in _sources():
+        if _part(path) in (*_FACES, "findings", "reports", "judge", "reduce"):
+            wrong += [f"{_rel(path)} imports {n}" for n in _uses_transport_beyond_errors(path)]
+    assert wrong == []
+
+
+def test_faces_use_neither_the_dialects_nor_the_oracles() -> None:
+    """Oracle names and checks come to the faces through ``judge``, captured input through
+    ``runs.reduce``, the proxy's wire through ``runs.watch``."""
+    wrong = []
+    for path in _sources():
         if _part(path) not in _FACES:
             continue
-        for name in _dotted(path):
-            parts = [*name.split("."), ""]
-            if parts[0] != "agentfuzz":
-                continue
-            if parts[1] in ("dialects", "oracles") or (
-                parts[1] == "transport" and not name.startswith("agentfuzz.transport.errors")
-            ):
-                wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
+        for used in _parts(path) & {"dialects", "oracles", "transport"}:
+            wrong.append(f"{_rel(path)} imports agentfuzz.{used}")
     assert wrong == []
+
+
+def test_runs_read_oracle_knowledge_through_the_registry_alone() -> None:
+    """Runs ask the registry (``oracles._registry``) what an oracle means; they never reach into
+    an oracle family's module."""
+    wrong = []
+    for path in _sources():
+        if _part(path) not in ("runs", "findings", "reports", *_FACES):
+            continue
+        for name in _dotted(path):
+            if name.startswith("agentfuzz.oracles._") and not name.startswith(
+                "agentfuzz.oracles._registry"
+            ):
+                wrong.append(f"{_rel(path)} imports {name}")
+    assert wrong == []
+
+
+def test_the_target_never_imports_the_tape() -> None:
+    assert not _parts(PACKAGE / "target.py") & {"tape", "findings", "runs", "judge"}
 
 
 def test_outside_the_dialects_only_the_target_assembles_answers() -> None:
     users = set()
-    for path in PACKAGE.rglob("*.py"):
+    for path in _sources():
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.ImportFrom):
                 continue
@@ -185,43 +197,45 @@ def test_outside_the_dialects_only_the_target_assembles_answers() -> None:
 
 
 # The pure loops: everything they send or write goes through a callable they are given.
-_PURE = ("session", "reduction", "trials", "judge", "explain", "validity")
 _IO = {"httpx", "vcr", "socket", "subprocess", "pathlib", "urllib", "shutil", "tempfile"}
+_STATEFUL = {"transport", "target", "tape", "findings", "runs"}
 
 
 def test_the_pure_loops_do_no_io() -> None:
     wrong = []
-    for part in _PURE:
-        path = PACKAGE / f"{part}.py"
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "open":
-                wrong.append(f"{part}.py calls open()")
-        for name in _dotted(path):
-            parts = [*name.split("."), ""]
-            if parts[0] in _IO or (parts[0] == "agentfuzz" and parts[1] in _STATEFUL):
-                wrong.append(f"{part}.py imports {name}")
+    for package in ("judge", "reduce"):
+        for path in (PACKAGE / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "open":
+                    wrong.append(f"{_rel(path)} calls open()")
+            wrong += [f"{_rel(path)} imports {m}" for m in sorted(_third_party(path) & _IO)]
+            wrong += [f"{_rel(path)} imports {m}" for m in sorted(_parts(path) & _STATEFUL)]
+            if "agentfuzz.model.files" in _dotted(path):
+                wrong.append(f"{_rel(path)} writes files")
     assert wrong == []
 
 
-_STATEFUL = {"transport", "target", "replay", "repro", "findings", "_files", "engine"}
-
-
 def test_only_the_judge_sends_a_relations_partner() -> None:
-    """A relation is defined next to the oracles, pure (``relations``, ``oracles/_relation``);
-    its partner is derived and sent by the judge alone, and only prepared elsewhere."""
+    """A relation is defined next to the oracles, pure (``request.relations``,
+    ``oracles/_relation``); its partner is derived and sent by the judge alone, and only
+    prepared elsewhere."""
     users: dict[str, set[str]] = {}
-    for path in PACKAGE.rglob("*.py"):
+    for path in _sources():
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module == "agentfuzz.relations":
-                part = str(path.relative_to(PACKAGE))
-                users.setdefault(part, set()).update(a.name for a in node.names)
+            if isinstance(node, ast.ImportFrom) and node.module == "agentfuzz.request.relations":
+                users.setdefault(_rel(path), set()).update(a.name for a in node.names)
     senders = {part for part, names in users.items() if "partner" in names}
-    assert senders == {"judge.py"}
+    assert senders == {"judge/judge.py"}
     assert set(users) <= {
-        "judge.py",
-        "profiles.py",
-        "session.py",
+        "judge/judge.py",
+        "judge/session.py",
+        "request/profiles.py",
         "strategies/_relations.py",
         "oracles/_relation.py",
     }
-    assert _imports(PACKAGE / "relations.py") <= {"history", "surface"}
+    modules = {
+        node.module
+        for node in ast.walk(ast.parse((PACKAGE / "request" / "relations.py").read_text()))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agentfuzz")
+    }
+    assert modules <= {"agentfuzz.model.history", "agentfuzz.request.surface"}

@@ -11,13 +11,13 @@ import pytest
 from starlette.testclient import TestClient
 
 from agentfuzz import Target
-from agentfuzz.cassette_codec import Recorded, read_turns, write_cassette
 from agentfuzz.dialects import build_request, wire_body
-from agentfuzz.history import Case, History, Options, Tool, UserMessage
-from agentfuzz.judge import check
-from agentfuzz.reduction import reduce_case
+from agentfuzz.judge.judge import check
+from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
+from agentfuzz.reduce.reduction import reduce_case
 from agentfuzz.reference import create_app
-from agentfuzz.surface import MALFORMED, used
+from agentfuzz.request.surface import MALFORMED, used
+from agentfuzz.tape.codec import Recorded, read_turns, write_cassette
 
 
 def _case(kind: str | None, api: str = "chat") -> Case:

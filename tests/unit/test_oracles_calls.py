@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentfuzz.history import Case, History, Options, Tool, UserMessage
-from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
+from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall, Violation
 from agentfuzz.oracles import check
 
 WEATHER = Tool(

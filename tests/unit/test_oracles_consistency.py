@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agentfuzz.history import Case, History, UserMessage
-from agentfuzz.observation import Exchange, Observation, ObservedCall
+from agentfuzz.model.history import Case, History, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall
 from agentfuzz.oracles._consistency import consistency
 
 CHAT = Case(history=History(items=(UserMessage(text="hi"),)))

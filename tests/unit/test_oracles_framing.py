@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentfuzz.history import Case, History, UserMessage
-from agentfuzz.observation import Exchange, Observation, SSEEvent
+from agentfuzz.model.history import Case, History, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, SSEEvent
 from agentfuzz.oracles._framing import framing
 
 CHAT = Case(history=History(items=(UserMessage(text="hi"),)))

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agentfuzz.history import Case, History, Tool, UserMessage
-from agentfuzz.observation import Exchange, ItemSighting, Observation, ObservedCall, Violation
+from agentfuzz.model.history import Case, History, Tool, UserMessage
+from agentfuzz.model.observation import Exchange, ItemSighting, Observation, ObservedCall, Violation
 from agentfuzz.oracles import check
 
 CASE = Case(history=History(tools=(Tool(name="get_weather"),), items=(UserMessage(text="hi"),)))

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from agentfuzz.dialects import assemble
-from agentfuzz.history import Case, History, UserMessage
-from agentfuzz.observation import Exchange, SSEEvent
+from agentfuzz.model.history import Case, History, UserMessage
+from agentfuzz.model.observation import Exchange, SSEEvent
 from agentfuzz.oracles._knob import knob
-from agentfuzz.profiles import Profile
+from agentfuzz.request.profiles import Profile
 
 CHAT = Case(history=History(items=(UserMessage(text="hi"),)))
 RESPONSES = CHAT.model_copy(update={"api": "responses"})

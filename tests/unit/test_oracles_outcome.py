@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from agentfuzz.history import Case, History, Tool, UserMessage
-from agentfuzz.observation import Exchange, Observation, ObservedCall
+from agentfuzz.model.history import Case, History, Tool, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall
 from agentfuzz.oracles import check
 
 CASE = Case(history=History(tools=(Tool(name="bash"),), items=(UserMessage(text="ls"),)))
@@ -172,8 +172,8 @@ def test_a_plain_text_page_for_a_bad_request_is_still_an_error() -> None:
 
 
 def test_a_symptom_alone_is_signed_by_what_the_repro_needs() -> None:
-    from agentfuzz.history import AssistantMessage, Options, ToolCall, ToolResult
-    from agentfuzz.observation import Violation
+    from agentfuzz.model.history import AssistantMessage, Options, ToolCall, ToolResult
+    from agentfuzz.model.observation import Violation
     from agentfuzz.oracles import by_needs, by_symptom
 
     assert by_symptom("error:http_status:500") and by_symptom("error:transport")

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentfuzz.history import Case, History, Options, Tool, UserMessage
-from agentfuzz.observation import Exchange, ItemSighting, Observation, ObservedCall, Violation
+from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
+from agentfuzz.model.observation import Exchange, ItemSighting, Observation, ObservedCall, Violation
 from agentfuzz.oracles import _registry, check, names, register
 
 WEATHER = Tool(

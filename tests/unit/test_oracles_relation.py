@@ -9,8 +9,8 @@ import json
 import pytest
 
 from agentfuzz.dialects import assemble
-from agentfuzz.history import Case, History, Options, Tool, UserMessage
-from agentfuzz.observation import Exchange, Observation, Related, Violation
+from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, Related, Violation
 from agentfuzz.oracles import check, relation_of, steady
 
 ASK = UserMessage(text="Use get_weather and search.")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,
@@ -18,7 +18,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall, Violation
 from agentfuzz.oracles import check, names
 
 ECHOED = "chatcmpl-tool-0f3a9c2b7d1e4f5a8b6c9d0e1f2a3b4c"

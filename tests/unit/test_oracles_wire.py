@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentfuzz.history import Case, History, UserMessage
-from agentfuzz.observation import Exchange, Observation, Violation
+from agentfuzz.model.history import Case, History, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, Violation
 from agentfuzz.oracles import check
 
 CASE = Case(history=History(items=(UserMessage(text="hi"),)))

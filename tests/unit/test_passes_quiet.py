@@ -6,7 +6,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.reporting import base_report
 
-from agentfuzz.passes import Interrupted, run_pass
+from agentfuzz.runs.passes import Interrupted, run_pass
 
 
 def test_whatever_hypothesis_reports_during_a_pass_is_dropped(

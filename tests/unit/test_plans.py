@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis.errors import NoSuchExample
 
-from agentfuzz.history import Api, Case, History, Options
-from agentfuzz.plan import POLICIES, RESULT_KINDS, Plan, Step
-from agentfuzz.profiles import Profile
+from agentfuzz.model.history import Api, Case, History, Options
+from agentfuzz.model.plan import POLICIES, RESULT_KINDS, Plan, Step
+from agentfuzz.request.profiles import Profile
+from agentfuzz.request.surface import DIMENSIONS, FORMS, HISTORY_DIMENSIONS, applies, used
 from agentfuzz.strategies import plans
-from agentfuzz.surface import DIMENSIONS, FORMS, HISTORY_DIMENSIONS, applies, used
 
 CHECK = settings(database=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 # Reachability needs only the first hit, so no shrinking.

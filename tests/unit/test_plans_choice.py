@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from agentfuzz.plan import Plan
-from agentfuzz.profiles import Profile
+from agentfuzz.model.plan import Plan
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies import plans
 
 QUICK = settings(max_examples=60, suppress_health_check=list(HealthCheck), deadline=None)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentfuzz.history import ToolCall
-from agentfuzz.plan import POLICIES, Policy
-from agentfuzz.policies import rewrite_calls, rewrite_id, sanitize_id
+from agentfuzz.model.history import ToolCall
+from agentfuzz.model.plan import POLICIES, Policy
+from agentfuzz.request.policies import rewrite_calls, rewrite_id, sanitize_id
 
 WEATHER = ToolCall(id="call_7f3a", name="get_weather", arguments='{"city": "Paris"}')
 NAMESPACED = ToolCall(id="call_91b0", name="get_time", namespace="weather", item_id="fc_91b0")

@@ -7,9 +7,10 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from agentfuzz import profiles
-from agentfuzz.ids import ADVERSARIAL, FAMILIES
-from agentfuzz.profiles import Profile, ProfileError, list_profiles, load_profile
+from agentfuzz.errors import ProfileError
+from agentfuzz.request import profiles
+from agentfuzz.request.ids import ADVERSARIAL, FAMILIES
+from agentfuzz.request.profiles import Profile, list_profiles, load_profile
 
 
 def test_shipped_profiles_are_listed() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agentfuzz._progress import Watch, failures_text, shrink_text
-from agentfuzz.findings import FindingStore, Status
-from agentfuzz.history import Case, History, UserMessage
-from agentfuzz.observation import Exchange, Observation, Violation
-from agentfuzz.workers import groups, merged_status
+from agentfuzz.cli.progress import Watch, failures_text, shrink_text
+from agentfuzz.findings.store import FindingStore, Status
+from agentfuzz.model.history import Case, History, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, Violation
+from agentfuzz.runs.workers import groups, merged_status
 
 EMPTY = Violation("empty_turn", "nothing", "", "empty_turn")
 

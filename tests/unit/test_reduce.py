@@ -1,6 +1,6 @@
 import re
 
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,
@@ -13,7 +13,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.reduction import case_size, reduce_case
+from agentfuzz.reduce.reduction import case_size, reduce_case
 
 MISTRAL = re.compile(r"[A-Za-z0-9]{9}")
 

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentfuzz.dialects import build_request
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,
@@ -18,8 +18,8 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.profiles import Profile
-from agentfuzz.relations import (
+from agentfuzz.request.profiles import Profile
+from agentfuzz.request.relations import (
     EXTRA_RESULT,
     EXTRA_SYSTEM,
     RELATIONS,
@@ -29,8 +29,8 @@ from agentfuzz.relations import (
     prepared,
     special_count,
 )
+from agentfuzz.request.surface import FILLER
 from agentfuzz.strategies import cases
-from agentfuzz.surface import FILLER
 
 WEATHER = Tool(name="get_weather")
 SEARCH = Tool(name="search")

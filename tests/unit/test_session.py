@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from agentfuzz.dialects import build_request
-from agentfuzz.history import (
+from agentfuzz.judge.session import Turn, fake_result, run_session, user_text
+from agentfuzz.model.history import (
     Api,
     AssistantMessage,
     Case,
@@ -19,11 +20,10 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.observation import Exchange, Observation, ObservedCall, Violation
-from agentfuzz.plan import Plan, Policy, Step
-from agentfuzz.policies import rewrite_id
-from agentfuzz.relations import partner
-from agentfuzz.session import Turn, fake_result, run_session, user_text
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall, Violation
+from agentfuzz.model.plan import Plan, Policy, Step
+from agentfuzz.request.policies import rewrite_id
+from agentfuzz.request.relations import partner
 
 WEATHER_TOOL_NAME = "get_weather"
 TIME_TOOL_NAME = "get_time"

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     ForeignItem,
@@ -27,8 +27,8 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.ids import ADVERSARIAL, FAMILIES, REPEATING, TIES, recognize
-from agentfuzz.profiles import Profile
+from agentfuzz.request.ids import ADVERSARIAL, FAMILIES, REPEATING, TIES, recognize
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies import cases, histories
 
 DEFAULT = Profile()

@@ -11,15 +11,14 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from agentfuzz.dialects import build_request, parse_request
-from agentfuzz.history import Api, Case, History, Options, Tool, UserMessage
-from agentfuzz.observation import Exchange, Observation
+from agentfuzz.errors import ProfileError
+from agentfuzz.model.history import Api, Case, History, Options, Tool, UserMessage
+from agentfuzz.model.observation import Exchange, Observation
 from agentfuzz.oracles import check
 from agentfuzz.oracles._common import Forced, forced
-from agentfuzz.profiles import Profile, ProfileError, load_profile
-from agentfuzz.reduction import reduce_case
-from agentfuzz.strategies import cases
-from agentfuzz.strategies._surface import _FORMS, _form
-from agentfuzz.surface import (
+from agentfuzz.reduce.reduction import reduce_case
+from agentfuzz.request.profiles import Profile, load_profile
+from agentfuzz.request.surface import (
     DEFAULT_DIMENSIONS,
     DIMENSIONS,
     HISTORY_DIMENSIONS,
@@ -27,6 +26,8 @@ from agentfuzz.surface import (
     applies,
     used,
 )
+from agentfuzz.strategies import cases
+from agentfuzz.strategies._surface import _FORMS, _form
 
 DEFAULT = load_profile("default")
 FIND = settings(database=None, max_examples=2000, suppress_health_check=list(HealthCheck))
@@ -132,7 +133,7 @@ def test_reduce_takes_fields_away_one_at_a_time_and_shortens_lists() -> None:
 
 def test_with_n_choices_the_turn_is_choice_zero_streamed_or_not() -> None:
     from agentfuzz.dialects import assemble
-    from agentfuzz.observation import Exchange, SSEEvent
+    from agentfuzz.model.observation import Exchange, SSEEvent
 
     def chunk(index: int, text: str, finish: str | None = None) -> SSEEvent:
         choice = {"index": index, "delta": {"content": text}, "finish_reason": finish}

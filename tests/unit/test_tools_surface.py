@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from agentfuzz.history import Api, Tool
-from agentfuzz.profiles import Profile
+from agentfuzz.model.history import Api, Tool
+from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies import tools
 from agentfuzz.strategies._tools import _ODD_SETS, ODD_NAMES, _parameters, render_arguments
 

@@ -12,8 +12,8 @@ import pytest
 
 from agentfuzz import oracles
 from agentfuzz.dialects import assemble
-from agentfuzz.history import Case, History, UserMessage
-from agentfuzz.observation import SSEEvent
+from agentfuzz.model.history import Case, History, UserMessage
+from agentfuzz.model.observation import SSEEvent
 from agentfuzz.transport import LiveTransport, ModelListError, TargetUnreachable
 
 Handler = Callable[[socket.socket, bytes], None]

@@ -2,7 +2,7 @@ import itertools
 
 import pytest
 
-from agentfuzz.trials import DETECTION, MAX_TRIES, fails_within, measure, tries_for
+from agentfuzz.judge.trials import DETECTION, MAX_TRIES, fails_within, measure, tries_for
 
 
 @pytest.mark.parametrize("rate", [0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99])
@@ -33,7 +33,7 @@ def test_fails_within_stops_at_the_first_failure() -> None:
 
 
 def test_a_rate_neither_0_nor_1_is_measured_over_rate_tries() -> None:
-    from agentfuzz.trials import RATE_TRIES, rate
+    from agentfuzz.judge.trials import RATE_TRIES, rate
 
     assert rate(lambda: True) == (10, 10)
     assert rate(lambda: False) == (0, 10)

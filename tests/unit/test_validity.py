@@ -1,6 +1,6 @@
 """Repros repaired toward valid conversations, keeping only the flaws the fault needs."""
 
-from agentfuzz.history import (
+from agentfuzz.model.history import (
     AssistantMessage,
     Case,
     History,
@@ -10,7 +10,7 @@ from agentfuzz.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.validity import NEEDS, RESULT_TEXT, USER_TEXT, flaws, repair
+from agentfuzz.reduce.validity import NEEDS, RESULT_TEXT, USER_TEXT, flaws, repair
 
 TOOLS = (Tool(name="get_weather"),)
 

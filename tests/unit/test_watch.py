@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
-from agentfuzz import _progress
-from agentfuzz._progress import Watch
-from agentfuzz.findings import Status
+from agentfuzz.cli import progress as _progress
+from agentfuzz.cli.progress import Watch
+from agentfuzz.findings.store import Status
 
 
 class _Sink(io.StringIO):

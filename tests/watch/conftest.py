@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentfuzz.reference import serve_in_thread
-from agentfuzz.watch import Watch, watching
+from agentfuzz.runs.watch import Watch, watching
 
 RECIPE = Path(__file__).resolve().parents[2] / "live" / "agents"
 if str(RECIPE) not in sys.path:

@@ -17,8 +17,8 @@ import openai
 import pytest
 
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.runs.watch import Watch, watching
 from agentfuzz.transport.relay import Forwarded, relay_app, serving_relay
-from agentfuzz.watch import Watch, watching
 
 from .conftest import Quiet, one_chunk_then, proxied, serving
 

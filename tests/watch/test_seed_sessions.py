@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, find, settings
 
 from agentfuzz.cli import cli
-from agentfuzz.history import Case
-from agentfuzz.profiles import load_profile
-from agentfuzz.reduce_captured import captured_folder
+from agentfuzz.model.history import Case
+from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs.reduce import captured_folder
 from agentfuzz.strategies import seeded
 
 from .conftest import proxied

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from agentfuzz.watch import Watch, watching
+from agentfuzz.runs.watch import Watch, watching
 
 from .conftest import Quiet, proxied, serving
 

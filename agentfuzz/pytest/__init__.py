@@ -1,0 +1,1 @@
+"""The agentfuzz pytest plugin: its hooks, test items, fixtures and seeded campaigns."""

@@ -1,0 +1,181 @@
+"""After a repro is reduced: make it one a maintainer acts on, and say what it shows.
+
+Three steps, each re-sending the repro and keeping a change only while the failure still fires:
+
+1. **valid**: repaired toward a conversation the API accepts (``validity.repair``); the rules the
+   failure needs stay broken, and are named; an item the repair made removable (a turn that
+   mattered only while it was empty) is then dropped;
+2. **where**: re-sent on every other mode of the run, so the bundle says which modes it
+   reproduces on;
+3. **how**: when the run saw this server mint call ids of its own, the repro's ids are replaced
+   by ids the server minted, mode by mode (the repro's own first), and the first mode where the
+   failure still fires becomes the repro's: a client that feeds a server's own ids back meets
+   the fault, and the bundle shows those very ids;
+4. **why**: for each known shape the server minted ids in during the run (Kimi's
+   ``functions.NAME:IDX`` on chat completions, say) that the repro's ids are not in, the repro
+   is re-sent with its ids re-minted in that shape of the server's own; when the failure then
+   does not fire (twice running, while the repro as it was fires again right after), the trigger
+   is the shape of the history's call ids, and the bundle says so (``cleared_by``). Failures
+   one shape clears are one cause to ``findings.fold``: the fix that makes history ids the
+   server's own removes them all.
+
+Pure: it sends through the callable it is given and writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentfuzz.model.history import Case, UserMessage
+from agentfuzz.model.observation import Observation
+from agentfuzz.reduce.reduction import renamed, well_formed, with_items
+from agentfuzz.reduce.validity import flaws, repair
+from agentfuzz.request.ids import FAMILIES, entropy, format_id, recognize
+
+__all__ = ["Explained", "Minted", "explain", "mode_label"]
+
+# Per mode label (``responses/stream``): (tool name, call id) of each call the server minted.
+Minted = Mapping[str, Sequence[tuple[str, str]]]
+# What fires the failure once (or K times) on a case: the answer it fired on, or None.
+Fires = Callable[[Case], Observation | None]
+
+
+@dataclass(frozen=True)
+class Explained:
+    """The repro after explaining, and what was learnt on the way."""
+
+    case: Case
+    # The answer the final case fired on; None when the case did not change.
+    observation: Observation | None
+    needs: tuple[str, ...]
+    reproduces_on: tuple[str, ...]
+    mechanism: dict[str, Any] | None
+    # The server's own id shape that stops the failure (``why`` in the module's docstring).
+    cleared_by: dict[str, Any] | None = None
+
+
+def mode_label(api: str, stream: bool) -> str:
+    return f"{api}/{'stream' if stream else 'no-stream'}"
+
+
+def _moved(case: Case, api: str, stream: bool, ids: Mapping[str, str] | None = None) -> Case:
+    if ids:
+        case = with_items(case, [renamed(it, ids) for it in case.history.items])
+    return case.model_copy(update={"api": api, "stream": stream})
+
+
+def _minted_ids(case: Case, minted: Sequence[tuple[str, str]]) -> dict[str, str] | None:
+    """Each call's id mapped to a distinct id the server minted for a call of the same tool,
+    or None when some call has none."""
+    pool: dict[str, list[str]] = {}
+    for name, call_id in minted:
+        if call_id not in pool.setdefault(name, []):
+            pool[name].append(call_id)
+    ids: dict[str, str] = {}
+    for call in case.history.calls:
+        if call.id in ids:
+            continue
+        left = [i for i in pool.get(call.flat_name, []) if i not in ids.values()]
+        if not left:
+            return None
+        ids[call.id] = call.id if call.id in left else left[0]
+    return ids
+
+
+def _trimmed(case: Case, still: Callable[[Case], bool]) -> Case:
+    """``case`` less each item whose removal keeps it well formed, breaks no new rule and
+    still fails: one at a time, until none goes. The last user message stays: a conversation
+    reads as one when somebody asked for something."""
+    broken = set(flaws(case))
+
+    def asks(c: Case) -> bool:
+        return any(isinstance(it, UserMessage) for it in c.history.items)
+
+    dropped = True
+    while dropped:
+        dropped = False
+        items = case.history.items
+        for i in range(len(items)):
+            rest = items[:i] + items[i + 1 :]
+            candidate = with_items(case, rest)
+            fit = well_formed(candidate) and set(flaws(candidate)) <= broken
+            if fit and (asks(candidate) or not asks(case)) and still(candidate):
+                case, dropped = candidate, True
+                break
+    return case
+
+
+def _own_shapes(case: Case, minted: Minted) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """Each known shape the server minted ids in (with the first mode that minted it) that the
+    repro's ids do not all have, and the repro's ids re-minted in it (numbered in order, as
+    Kimi counts)."""
+    calls = list({c.id: c for c in case.history.calls}.values())
+    shapes: dict[str, str] = {}
+    for label in sorted(minted):
+        for _, call_id in minted[label]:
+            shape = recognize(call_id)
+            if shape in FAMILIES:
+                shapes.setdefault(shape, label)
+    for shape, label in shapes.items():
+        if all(recognize(c.id) == shape for c in calls):
+            continue
+        ids = {c.id: format_id(shape, c.flat_name, n, entropy(n)) for n, c in enumerate(calls)}
+        yield label, shape, ids
+
+
+def explain(
+    case: Case, fires: Fires, modes: Sequence[tuple[str, bool]], minted: Minted
+) -> Explained:
+    """``case`` made valid where the failure allows, the modes it reproduces on, and how its
+    call ids came about (see the module's docstring)."""
+    seen: Observation | None = None
+
+    def still(candidate: Case) -> bool:
+        nonlocal seen
+        obs = fires(candidate)
+        if obs is not None:
+            seen = obs
+        return obs is not None
+
+    repaired, needs = repair(case, still)
+    if repaired != case:
+        repaired = _trimmed(repaired, still)
+        needs = flaws(repaired)
+    case, fired = repaired, seen
+    own = (case.api, case.stream)
+    others = [m for m in modes if m != own]
+    on = [own] + [m for m in others if fires(_moved(case, *m)) is not None]
+    mechanism = None
+    if case.history.calls:
+        for api, stream in on:
+            ids = _minted_ids(case, minted.get(mode_label(api, stream), ()))
+            if ids is None:
+                continue
+            moved = _moved(case, api, stream, ids)
+            same = all(old == new for old, new in ids.items())
+            obs = None if same and (api, stream) == own else fires(moved)
+            if not (same and (api, stream) == own) and obs is None:
+                continue
+            if obs is not None:
+                case, fired = moved, obs
+            mechanism = {"minted_on": mode_label(api, stream), "ids": sorted(set(ids.values()))}
+            on = [(api, stream)] + [m for m in on if m != (api, stream)]
+            break
+    cleared_by = None
+    for label, shape, ids in _own_shapes(case, minted):
+        own_ids = _moved(case, case.api, case.stream, ids)
+        # Twice quiet with the server's shape, and firing again as it was right after: a server
+        # that went slow or silent meanwhile clears nothing.
+        if fires(own_ids) is None and fires(own_ids) is None and fires(case) is not None:
+            cleared_by = {"shape": shape, "minted_on": label, "ids": sorted(set(ids.values()))}
+            break
+    return Explained(
+        case=case,
+        observation=fired,
+        needs=needs,
+        reproduces_on=tuple(mode_label(*m) for m in on),
+        mechanism=mechanism,
+        cleared_by=cleared_by,
+    )

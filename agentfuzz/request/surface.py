@@ -1,0 +1,365 @@
+"""The request surface: every optional part of a request, named as a generator dimension.
+
+A dimension is one thing a client may put in a request or leave out (a ``stop`` list, a token
+budget, a response format…). The strategies draw each from ``strategies._surface``; this module
+only names them, says which api carries them, and reads back which ones a case used, so a run
+can count how the target answered each (the coverage table). Knobs older than this catalogue
+(``tool_choice``, ``seed``/``temperature``, leaving ``tools`` out) are dimensions too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentfuzz.model.history import (
+    Api,
+    AssistantMessage,
+    Case,
+    ForeignItem,
+    ReasoningItem,
+    SystemMessage,
+    ToolResult,
+    UserMessage,
+)
+from agentfuzz.request.ids import recognize
+
+__all__ = [
+    "DEFAULT_DIMENSIONS",
+    "DIMENSIONS",
+    "FILLER",
+    "FORMS",
+    "HISTORY_DIMENSIONS",
+    "KNOBS",
+    "MALFORMED",
+    "PLAIN",
+    "Dimension",
+    "applies",
+    "features",
+    "used",
+]
+
+# The knobs the ``knob`` oracle holds an answer to (its signatures are ``knob:<name>…``); a
+# profile's ``knobs`` names those its target claims to honour.
+KNOBS = (
+    "n",
+    "stop",
+    "budget",
+    "include_usage",
+    "parallel_tool_calls",
+    "logprobs",
+    "response_format",
+    "max_tool_calls",
+)
+
+# The row of the coverage table for requests that used no dimension at all.
+PLAIN = "plain"
+
+# How a body can go out broken, plainest first (``dialects._malformed`` breaks it): JSON cut
+# short, not JSON, nothing, the right object in an array, a huge number, nesting deep enough to
+# break a recursive parser; then JSON objects of the wrong shape.
+MALFORMED = (
+    "truncated",
+    "not_json",
+    "empty",
+    "array",
+    "huge_number",
+    "deep_nesting",
+    "no_model",
+    "items_object",
+    "items_number",
+    "tools_string",
+)
+
+
+# How messages may be spelled (``dialects._forms`` writes them), plainest first: text as an
+# array of parts, an assistant turn with calls and ``content`` "" or left out, a ``name`` on
+# user messages, a lone Responses user message as a bare ``input`` string; then a part no
+# server reads as text added to the last user message.
+FORMS: dict[Api, tuple[str, ...]] = {
+    "chat": (
+        "parts",
+        "content_empty",
+        "content_absent",
+        "names",
+        "image_part",
+        "unknown_part",
+        "untyped_part",
+    ),
+    "responses": ("parts", "input_string", "image_part", "unknown_part", "untyped_part"),
+}
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One optional part of a request: its name, the apis that carry it and its wire fields.
+
+    ``extension``: a server's own field (vLLM's, llama.cpp's), off unless a profile names it.
+    ``streaming``: only meaningful on a streamed request (servers refuse it otherwise).
+    """
+
+    name: str
+    apis: tuple[Api, ...]
+    fields: tuple[str, ...]
+    about: str
+    extension: bool = False
+    streaming: bool = False
+
+
+_BOTH: tuple[Api, ...] = ("chat", "responses")
+_CATALOGUE = (
+    Dimension(
+        "budget",
+        _BOTH,
+        ("max_tokens", "max_completion_tokens", "max_output_tokens"),
+        "a token budget, any from 1 to 64 (a cut at every offset of a call) or a large one",
+    ),
+    Dimension(
+        "stop", ("chat",), ("stop",), "stop strings, one or a list: newline, braces, quotes, markup"
+    ),
+    Dimension("n", ("chat",), ("n",), "more than one choice"),
+    Dimension("logprobs", _BOTH, ("logprobs", "top_logprobs"), "token log-probabilities"),
+    Dimension(
+        "penalties", ("chat",), ("presence_penalty", "frequency_penalty"), "repetition penalties"
+    ),
+    Dimension(
+        "stream_options",
+        ("chat",),
+        ("stream_options",),
+        "include_usage, on or off",
+        streaming=True,
+    ),
+    Dimension("parallel_tool_calls", _BOTH, ("parallel_tool_calls",), "true or false"),
+    Dimension(
+        "response_format",
+        _BOTH,
+        ("response_format", "text"),
+        "json_object or json_schema beside tools (chat response_format, Responses text.format)",
+    ),
+    Dimension("user", _BOTH, ("user",), "an end-user id"),
+    Dimension("metadata", _BOTH, ("metadata",), "string key-value metadata"),
+    Dimension(
+        "reasoning_effort", _BOTH, ("reasoning_effort", "reasoning"), "reasoning effort, summary"
+    ),
+    Dimension("instructions", ("responses",), ("instructions",), "a system prompt by field"),
+    Dimension("store", ("responses",), ("store",), "store the response, or not"),
+    Dimension("include", ("responses",), ("include",), "extra output to include"),
+    Dimension("truncation", ("responses",), ("truncation",), "auto or disabled"),
+    Dimension("max_tool_calls", ("responses",), ("max_tool_calls",), "a cap on tool calls"),
+    Dimension(
+        "previous_response_id",
+        ("responses",),
+        ("previous_response_id",),
+        "an id no answer ever had (a JSON 4xx is the right answer); in a session, its own last"
+        " answer or another session's",
+    ),
+    Dimension(
+        "tool_choice_forms",
+        _BOTH,
+        ("tool_choice", "tools"),
+        "allowed_tools, an undeclared or nameless function, a hosted tool, the namespace-native"
+        " name, a choice with no tools",
+    ),
+    Dimension(
+        "message_forms",
+        _BOTH,
+        (),
+        "messages spelled otherwise: text as parts, an empty or absent assistant content, a"
+        " name; an image part, a part of an unknown type, a part with no type",
+    ),
+    Dimension(
+        "strict_tools",
+        _BOTH,
+        (),
+        "a function declared strict: true, its schema valid for strict mode or not",
+    ),
+    Dimension(
+        "custom_tools",
+        _BOTH,
+        (),
+        "a custom tool (free text, a Lark or regex grammar), and a past call to it",
+    ),
+    Dimension(
+        "hosted_tools",
+        ("responses",),
+        (),
+        "a hosted tool (web or file search, code interpreter, image generation, MCP, computer"
+        " use, local shell), and a past call to it",
+    ),
+    Dimension(
+        "legacy_functions",
+        ("chat",),
+        ("functions", "function_call"),
+        "the declared tools again as legacy functions, a legacy function_call, and maybe a past"
+        " legacy call and its role: function result",
+    ),
+    Dimension(
+        "long_text",
+        _BOTH,
+        (),
+        "the last user message padded to about the profile's context_chars: half, just under,"
+        " at, just over or twice the limit",
+    ),
+    Dimension(
+        "malformed",
+        _BOTH,
+        (),
+        "a body that is not a request: bad JSON, wrong types (a JSON 4xx is the right answer)",
+    ),
+    Dimension(
+        "sampler_extensions",
+        _BOTH,
+        ("top_k", "min_p", "repetition_penalty"),
+        "vLLM's and llama.cpp's extra sampling fields",
+        extension=True,
+    ),
+    Dimension(
+        "vllm_extensions",
+        _BOTH,
+        (
+            "structured_outputs",
+            "guided_json",
+            "guided_regex",
+            "guided_choice",
+            "chat_template_kwargs",
+        ),
+        "vLLM's structured outputs (and the guided_* fields before them), chat_template_kwargs",
+        extension=True,
+    ),
+    Dimension(
+        "llamacpp_extensions", ("chat",), ("grammar",), "llama.cpp's GBNF grammar", extension=True
+    ),
+)
+
+DIMENSIONS: dict[str, Dimension] = {d.name: d for d in _CATALOGUE}
+# The dimensions drawn onto the history (``strategies._foreign``) rather than as fields.
+HISTORY_DIMENSIONS = (
+    "strict_tools",
+    "custom_tools",
+    "hosted_tools",
+    "legacy_functions",
+    "long_text",
+)
+# The sentence ``long_text`` pads a message with, over and over (how ``used`` tells it).
+FILLER = "This sentence is here to make the message long. "
+DEFAULT_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in _CATALOGUE if not d.extension)
+_BY_FIELD = {(api, f): d.name for d in _CATALOGUE for api in d.apis for f in d.fields}
+# The order ``used`` names dimensions in: the older knobs, the catalogue, each way of breaking.
+_ORDER = (
+    "tool_choice",
+    "tools_omitted",
+    "sampling",
+    *DIMENSIONS,
+    *(f"message_forms:{form}" for form in dict.fromkeys(FORMS["chat"] + FORMS["responses"])),
+    "custom_tools:history",
+    "hosted_tools:history",
+    "legacy_functions:history",
+    *(f"malformed:{kind}" for kind in MALFORMED),
+)
+
+
+def applies(name: str, api: Api, stream: bool = True) -> bool:
+    """Whether dimension ``name`` exists on ``api`` (and in that stream mode) at all."""
+    dimension = DIMENSIONS[name]
+    return api in dimension.apis and (stream or not dimension.streaming)
+
+
+def _spells(form: str, case: Case) -> bool:
+    """Whether a message form changes anything in ``case``'s body (a bare ``input`` string
+    needs one user message; an empty or absent content needs a call without text)."""
+    items = case.history.items
+    if form == "input_string":
+        return len(items) == 1 and isinstance(items[0], UserMessage)
+    if form in ("content_empty", "content_absent"):
+        return any(
+            isinstance(i, AssistantMessage) and i.tool_calls and i.text is None for i in items
+        )
+    return True
+
+
+def _foreign(case: Case) -> set[str]:
+    """Rows for the tools that are not functions and the history entries agentfuzz does not
+    model: ``custom_tools``, ``hosted_tools:<type>``, and ``…:history`` for a past call."""
+    # Declarations count when they went out: not when the request left its tools out.
+    sent = case.options.include_tools and case.options.fields.get("tools") is None
+    found = {
+        "custom_tools" if t.get("type") == "custom" else f"hosted_tools:{t.get('type')}"
+        for t in (case.history.foreign_tools if sent else ())
+    }
+    for item in case.history.items:
+        if isinstance(item, ForeignItem):
+            body = item.body
+            kind = str(body.get("type") or body.get("role"))
+            if "function_call" in body or kind == "function":
+                found.add("legacy_functions:history")
+            elif kind.startswith("custom") or kind in ("assistant", "tool"):
+                found.add("custom_tools:history")
+            else:
+                found.add("hosted_tools:history")
+    if sent and any(t.strict for t in case.history.tools):
+        found.add("strict_tools")
+    if any(isinstance(i, UserMessage) and FILLER in i.text for i in case.history.items):
+        found.add("long_text")
+    return found
+
+
+def used(case: Case) -> tuple[str, ...]:
+    """The dimensions ``case`` uses, in catalogue order; ``(PLAIN,)`` when it uses none.
+
+    A wire field no dimension names (one a captured request carried) counts under its own name.
+    """
+    opts = case.options
+    found: set[str] = set()
+    if opts.max_tokens is not None:
+        found.add("budget")
+    if opts.seed is not None or opts.temperature is not None:
+        found.add("sampling")
+    if not opts.include_tools and case.history.tools:
+        found.add("tools_omitted")
+    elif opts.tool_choice is not None and case.history.tools:
+        found.add("tool_choice")
+    for field in opts.fields:
+        found.add(_BY_FIELD.get((case.api, field), field))
+    found.update(f"message_forms:{form}" for form in opts.forms if _spells(form, case))
+    found.update(_foreign(case))
+    if opts.malformed is not None:
+        found.add(f"malformed:{opts.malformed}")
+    known = [name for name in _ORDER if name in found]
+    return (*known, *sorted(found - set(known))) or (PLAIN,)
+
+
+# The family of the ids the reducer renames calls to (``call_N``): a call id of another family
+# left in a reduced repro is one the failure needs.
+_PLAIN_IDS = recognize("call_0")
+
+
+def features(case: Case) -> tuple[str, ...]:
+    """What ``case`` is made of, as names a signature can carry: the dimensions it uses
+    (``used``, without ``plain``), ``tools`` when it sends function declarations, the kinds of
+    history entry it holds beyond a user message (``history:results``, ``history:orphan_result``,
+    ``history:parallel_calls``…) and the shapes of its call ids other than the plain ``call_N``
+    (``ids:kimi_native``). Of a reduced repro, these are what the reducer could not remove:
+    what the failure needs."""
+    found = [d for d in used(case) if d != PLAIN]
+    history = case.history
+    if history.tools and case.options.include_tools and "tools" not in case.options.fields:
+        found.append("tools")
+    kinds: set[str] = set()
+    answered = {c.id for c in history.calls}
+    for item in history.items:
+        if isinstance(item, SystemMessage):
+            kinds.add("history:system")
+        elif isinstance(item, ReasoningItem):
+            kinds.add("history:reasoning")
+        elif isinstance(item, ToolResult):
+            kinds.add("history:results" if item.call_id in answered else "history:orphan_result")
+        elif isinstance(item, AssistantMessage):
+            if item.reasoning:
+                kinds.add("history:reasoning")
+            if len(item.tool_calls) > 1:
+                kinds.add("history:parallel_calls")
+            elif item.tool_calls:
+                kinds.add("history:calls")
+            if item.text or not item.tool_calls:
+                kinds.add("history:assistant_text")
+    shapes = {recognize(c.id) or "unknown" for c in history.calls} - {_PLAIN_IDS}
+    return (*found, *sorted(kinds), *sorted(f"ids:{s}" for s in shapes))

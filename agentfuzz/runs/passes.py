@@ -1,0 +1,376 @@
+"""One Hypothesis pass over a strategy, and the halts that end a run without Hypothesis keeping any.
+
+The fuzz property raises ``failure(violation)`` for the first fresh violation an example shows: an
+exception whose *class* is unique to the violation's (oracle, signature), so Hypothesis shrinks each
+distinct failure on its own (``report_multiple_bugs``). The failures themselves are already in the
+finding store; what Hypothesis raises at the end of a pass only confirms them, and is dropped.
+
+A run ends early by raising a ``Halt`` from inside the property: out of time, stopped (Ctrl-C,
+SIGTERM, a caller's ``stop()``), the target gone, a cassette with no answer left. A halt is a
+``KeyboardInterrupt`` on purpose: that is the one exception Hypothesis's engine treats as "the user
+stopped this", in every phase (generation, shrinking, a later pass), so it keeps nothing of the
+example, saves nothing to its database and re-raises it. Only when Hypothesis replays its minimal
+failing examples at the end of a pass does it collect whatever each one raises, a halt included,
+into one ``BaseExceptionGroup``; ``run_pass`` takes such a group apart and re-raises the halt alone.
+
+Each pass draws from the seed, the strategy and agentfuzz alone (``_seed_alone``): a campaign
+replayed from cassettes asks what the live run asked. ``fuzz_mode`` runs the passes of one
+api/stream mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib
+import pkgutil
+import random
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from hypothesis import HealthCheck, Verbosity, given, reject, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky, HypothesisWarning
+from hypothesis.internal.conjecture import providers as _providers
+from hypothesis.internal.conjecture.engine import ConjectureRunner as _Runner
+from hypothesis.reporting import with_reporter
+from hypothesis.strategies import SearchStrategy
+
+from agentfuzz.model.observation import Violation
+
+# A history holding a long text makes Hypothesis warn that building its repr is costly; a
+# campaign never prints that repr, so the warning is noise on a user's terminal.
+warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
+
+__all__ = [
+    "Diverged",
+    "EnoughFailures",
+    "Failure",
+    "Halt",
+    "Interrupted",
+    "OutOfTime",
+    "TargetGone",
+    "failure",
+    "fuzz_mode",
+    "run_pass",
+]
+
+
+class Failure(AssertionError):
+    """Base of the per-key failure classes Hypothesis sees."""
+
+    violation: Violation
+
+
+class Halt(KeyboardInterrupt):
+    """Ends the run from inside a Hypothesis property (see the module docstring for why a
+    ``KeyboardInterrupt``). ``str()`` is the reason, for the kinds that have one."""
+
+
+class OutOfTime(Halt):
+    """``--max-time`` has passed."""
+
+
+class Interrupted(Halt):
+    """The caller's ``stop()`` said so: Ctrl-C or SIGTERM reached another thread."""
+
+
+class TargetGone(Halt):
+    """The target stopped accepting connections."""
+
+
+class Diverged(Halt):
+    """A replayed campaign asked for what its cassette lacks."""
+
+
+class EnoughFailures(Halt):
+    """``--max-failures`` distinct failures are found: fuzzing ends, shrinking goes on."""
+
+
+class _Spent(Halt):
+    """A mode's budget of examples or of Hypothesis shrink steps is spent: its pass ends
+    (``fuzz_mode`` takes it, it never leaves the mode)."""
+
+
+_CLASSES: dict[tuple[str, str], type[Failure]] = {}
+# Shards of one --workers campaign run as threads: one class per key, whichever thread asks.
+_CLASSES_LOCK = threading.Lock()
+
+
+def failure(violation: Violation) -> Failure:
+    """The exception the property raises for ``violation``: its class is its key's own."""
+    key = violation.key
+    with _CLASSES_LOCK:
+        if key not in _CLASSES:
+            tag = hashlib.sha1("\0".join(key).encode()).hexdigest()[:8]
+            _CLASSES[key] = type(f"{key[0]}_{tag}", (Failure,), {})
+        kind = _CLASSES[key]
+    raised = kind(f"{violation.oracle}: {violation.message}")
+    raised.violation = violation
+    return raised
+
+
+def run_pass(
+    strategy: SearchStrategy[Any],
+    check: Callable[[Any], None],
+    *,
+    max_examples: int,
+    seed: int | None,
+    database: Path | None,
+    db_key: str,
+) -> None:
+    """Run ``check`` over ``strategy`` as one Hypothesis test; re-raise a halt as itself.
+
+    Hypothesis's own messages (how to reproduce a failure with ``@seed``, falsifying examples,
+    slow shrinking) are for people running a test suite, not a fuzz campaign: the pass runs
+    quiet, and whatever Hypothesis reports all the same (its seed line when a Ctrl-C ends a
+    pass, at any verbosity a profile sets) goes to a reporter that drops it. The summary
+    says what was found.
+    """
+    _thread_random()
+    prop = settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None if database is None else DirectoryBasedExampleDatabase(str(database)),
+        report_multiple_bugs=True,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )(given(strategy)(check))
+    if seed is not None:
+        prop = hypothesis_seed(seed)(prop)
+    # One example database key per target and mode, so saved failures replay where they failed.
+    prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
+    try:
+        with with_reporter(_dropped), _seed_alone():
+            prop()
+    except BaseException as raised:
+        leaves = [_interrupt_behind(e) or e for e in _leaves(raised)]
+        halts = [e for e in leaves if isinstance(e, KeyboardInterrupt)]
+        if halts:
+            raise max(halts, key=_severity) from None
+        foreign = [e for e in leaves if not isinstance(e, Failure | Flaky)]
+        if foreign:
+            # A bug of ours (or of a strategy), not a finding: it must not pass for one.
+            raise foreign[0] from None
+
+
+def _thread_random() -> None:
+    """Give this thread Hypothesis's per-thread Random before Hypothesis makes it.
+
+    Made by Hypothesis on a thread's first example, it is registered for management: a full
+    ``gc.collect()`` then, and from then on every example of every thread saves, seeds and
+    restores the state of every registered Random. With 128 shard threads in one process
+    (``--workers 256`` on two cores) that was most of the process's CPU. Unregistered, it only
+    draws the seed of an unseeded run, as it would; agentfuzz draws nothing from it inside an
+    example. Should Hypothesis rename it, this does nothing and the cost comes back.
+    """
+    from hypothesis import core
+
+    with contextlib.suppress(AttributeError):
+        if core.threadlocal._hypothesis_global_random is None:
+            core.threadlocal._hypothesis_global_random = random.Random()
+
+
+# Hypothesis mixes into what it draws the constants of every "local" module loaded at the time
+# (an editable install's, the user's own). Which modules a process happened to import would then
+# change what a seed generates: a campaign's seed would not give the same requests in the CLI and
+# under pytest, after an unrelated change, or from a wheel (whose modules are not "local" at all).
+# While a pass runs, the constants are agentfuzz's own, every module of it, whatever is loaded:
+# the markup, field names and id shapes they hold are a fuzzing dictionary worth keeping. Counted,
+# since --workers runs passes in threads of one process.
+_LOCAL: dict[str, Any] = {"depth": 0, "saved": None}
+_LOCAL_LOCK = threading.Lock()
+
+
+@functools.cache
+def _own_constants() -> Any:
+    from hypothesis.internal.constants_ast import Constants, constants_from_module
+
+    import agentfuzz
+
+    found = Constants()
+    prefix = agentfuzz.__name__ + "."
+    for info in sorted(pkgutil.walk_packages(agentfuzz.__path__, prefix), key=lambda m: m.name):
+        if info.name.endswith(".__main__"):
+            continue  # importing it would run the command line
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional part whose dependency is absent
+            continue
+        found = found | constants_from_module(module)
+    return found
+
+
+@contextlib.contextmanager
+def _seed_alone() -> Iterator[None]:
+    """Generation that depends on the seed, the strategy and agentfuzz alone (see ``_LOCAL``).
+    A Hypothesis without local constants (before 6.131, or one that moved them) needs nothing."""
+    if not hasattr(_providers, "_get_local_constants") or not hasattr(
+        _providers, "CONSTANTS_CACHE"
+    ):
+        yield
+        return
+    constants = _own_constants()
+    with _LOCAL_LOCK:
+        if _LOCAL["depth"] == 0:
+            _LOCAL["saved"] = _providers._get_local_constants
+            _providers._get_local_constants = lambda: constants
+            _providers.CONSTANTS_CACHE.cache.clear()
+        _LOCAL["depth"] += 1
+    try:
+        yield
+    finally:
+        with _LOCAL_LOCK:
+            _LOCAL["depth"] -= 1
+            if _LOCAL["depth"] == 0:
+                _providers._get_local_constants = _LOCAL["saved"]
+                _providers.CONSTANTS_CACHE.cache.clear()
+
+
+def _dropped(text: object) -> None:
+    """Hypothesis's reporter while a pass runs: nothing of it reaches the user."""
+
+
+def _interrupt_behind(raised: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt another error was raised while handling, if any: a Ctrl-C or SIGTERM that
+    lands while Hypothesis sets up a pass makes its own cleanup fail an assertion (its runner is
+    not made yet), and that error must stop the run as the interrupt it hides, not as a bug."""
+    seen: set[int] = set()
+    inner = raised.__context__
+    while inner is not None and id(inner) not in seen:
+        if isinstance(inner, KeyboardInterrupt):
+            return inner
+        seen.add(id(inner))
+        inner = inner.__context__
+    return None
+
+
+def _leaves(raised: BaseException) -> Iterator[BaseException]:
+    if isinstance(raised, BaseExceptionGroup):
+        for inner in raised.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield raised
+
+
+def _severity(halt: KeyboardInterrupt) -> int:
+    """Which halt ends the run when several were collected: the target's state outranks a stop,
+    a stop (Ctrl-C, SIGTERM) outranks the clock, the clock ``--max-failures``, and any of them
+    a mode's spent budget."""
+    if isinstance(halt, TargetGone):
+        return 3
+    if isinstance(halt, Diverged):
+        return 2
+    if isinstance(halt, _Spent):
+        return -2
+    if isinstance(halt, EnoughFailures):
+        return -1
+    return 0 if isinstance(halt, OutOfTime) else 1
+
+
+MAX_PASSES = 8
+# Hypothesis's shrinking of a mode gets this many calls per generated example the mode may run.
+SHRINK_PER_EXAMPLE = 2
+
+
+def fuzz_mode(
+    strategy: SearchStrategy[Any],
+    judge: Callable[[Any], list[Violation]],
+    *,
+    on_example: Callable[[], None],
+    on_shrink: Callable[[], None],
+    on_failure: Callable[[], None],
+    on_pass: Callable[[int], None],
+    max_examples: int,
+    seed: int | None,
+    database: Path | None,
+    db_key: str,
+) -> None:
+    """Fuzz one mode with ``strategy``, ``judge`` giving each example's violations.
+
+    Hypothesis stops generating soon after its first failures, and only the first failure an
+    example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
+    failures no earlier pass has shrunk, and passes go on while they find new ones and the
+    mode's budget lasts. The budget is the mode's, over all its passes: ``max_examples``
+    generated examples (a pass gets what earlier ones left; Hypothesis's own count leaves out
+    the failing ones, so the surplus it asks for is rejected unsent), and
+    ``SHRINK_PER_EXAMPLE`` times as many calls of Hypothesis's shrinker (with its final replay
+    of the minimal failing examples); a pass that spends those ends there, what it found
+    already in the store.
+    When a pass finds nothing new, it was the last; having found nothing, it never shrank.
+
+    ``on_example`` hears of each generated example before it is judged, ``on_shrink`` of each
+    shrink call, ``on_failure`` of each fresh failure raised, ``on_pass`` of each pass (by
+    number, from 0) before it starts.
+    """
+    shrunk: set[tuple[str, str]] = set()
+    raised: set[tuple[str, str]] = set()
+    left = {"examples": max_examples, "shrinks": SHRINK_PER_EXAMPLE * max_examples}
+
+    def check(example: Any) -> None:
+        spend = "examples" if _generating() else "shrinks"
+        if left[spend] <= 0:
+            if spend == "examples":
+                # Hypothesis's own count leaves out failing examples: reject the surplus
+                # unsent (it soon moves on to shrinking), rather than end the pass unshrunk.
+                reject()
+            raise _Spent(spend)
+        left[spend] -= 1
+        on_example() if spend == "examples" else on_shrink()
+        fresh = [v for v in judge(example) if v.key not in shrunk]
+        if fresh:
+            raised.add(fresh[0].key)
+            on_failure()
+            raise failure(fresh[0])
+
+    for number in range(MAX_PASSES):
+        if left["examples"] <= 0:
+            break
+        before = len(raised)
+        on_pass(number)
+        with contextlib.suppress(_Spent):
+            run_pass(
+                strategy,
+                check,
+                max_examples=left["examples"],
+                seed=None if seed is None else seed + number,
+                database=database,
+                # A key per pass: a later pass no longer fails on what an earlier one shrank,
+                # and Hypothesis deletes a saved example that replays without failing.
+                db_key=db_key if number == 0 else f"{db_key}|pass {number}",
+            )
+        shrunk |= raised
+        if len(raised) == before:
+            break
+
+
+def _generating() -> bool:
+    """Whether Hypothesis calls the property with a new example (reusing a saved one, generating,
+    targeting), not shrinking one or replaying a minimal failing one.
+
+    Hypothesis has no public word for its phase: this reads its runner's, from the frame that
+    called the property. Without a runner behind the call (the final replay of what failed,
+    or a Hypothesis whose internals moved), the call counts as a shrink step, so a budget of
+    examples is never overspent.
+    """
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(_DEPTH):
+        if frame is None:
+            return False
+        runner = frame.f_locals.get("self")
+        if isinstance(runner, _Runner):
+            return getattr(runner, "_current_phase", "") in _GENERATING
+        frame = frame.f_back
+    return False
+
+
+_GENERATING = ("reuse", "generate", "target")
+_DEPTH = 40
