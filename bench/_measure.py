@@ -1,9 +1,10 @@
 """The five measurements, each returning rows of the results table.
 
-Every measurement runs the real code paths: ``agentfuzz.runs.engine.run`` or the ``agentfuzz`` CLI
-against ``agentfuzz serve`` in its own process, and ``agentfuzz.tape.replay.replay_cassette`` over the
-committed cassettes. Hooks (a wrapped ``LiveTransport.send``, ``Target.observe`` or
-``FindingStore.offer``) only count and capture; they never change what is sent.
+Every measurement runs the real code paths: the engine (``runs.campaign.run_unfolded``) or the
+``agentfuzz`` CLI against ``agentfuzz serve`` in its own process, and
+``agentfuzz.tape.replay.replay_cassette`` over the committed cassettes. Hooks (a wrapped
+``LiveTransport.send``, ``Target.observe`` or ``FindingStore.offer``) only count and capture;
+they never change what is sent.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from agentfuzz.findings import store as findings
 from agentfuzz.model.history import Api, Case
 from agentfuzz.reduce.reduction import case_size
 from agentfuzz.request.profiles import load_profile
-from agentfuzz.runs import engine
+from agentfuzz.runs import campaign
 from agentfuzz.tape.replay import cassette_files, replay_cassette
 from agentfuzz.target import Target
 from agentfuzz.transport.live import LiveTransport
@@ -68,10 +69,12 @@ def overhead(examples: int, seed: int = 1, latency_ms: int = 0) -> Row:
 
     with served("fixed", latency_ms) as (base, model), tempfile.TemporaryDirectory() as tmp:
         # The first run in a process pays for imports and strategy construction: not measured.
-        engine.run(_config(base, model, Path(tmp), "chat", False, max_examples=20, seed=seed + 99))
+        campaign.run_unfolded(
+            _config(base, model, Path(tmp), "chat", False, max_examples=20, seed=seed + 99)
+        )
         config = _config(base, model, Path(tmp), "chat", False, max_examples=examples, seed=seed)
         with wrapped(LiveTransport, "send", capture), Stopwatch() as fuzz:
-            report = engine.run(config)
+            report = campaign.run_unfolded(config)
         ran = sum(report.examples.values())
         headers = {"Content-Type": "application/json"}
         with httpx.Client(timeout=60) as client, Stopwatch() as plain:
@@ -162,7 +165,7 @@ def first_failure(seeds: int = 10, cap: int = 300) -> list[Row]:
                     Stopwatch() as clock,
                     contextlib.suppress(_FirstFinding),
                 ):
-                    engine.run(config, progress)
+                    campaign.run_unfolded(config, progress)
                     seen[0] = cap + 1  # none found within the cap: counts as a miss
                 seconds.append(clock.seconds)
                 counts.append(seen[0])
@@ -211,7 +214,7 @@ def _shrink_once(base: str, model: str, seed: int, where: Path) -> Shrink:
 
     config = _config(base, model, where / str(seed), "responses", True, seed=seed)
     with wrapped(Target, "observe", count), wrapped(findings.FindingStore, "offer", watch):
-        report: Report = engine.run(config)
+        report: Report = campaign.run_unfolded(config)
     key = next(k for _, k, _ in log if k[0] == "empty_turn")
     final = next(f for f in report.findings if f.violation.key == key).case
     mine = [(c, case) for c, k, case in log if k == key]

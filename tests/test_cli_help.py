@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from agentfuzz.cli import cli, main
 from agentfuzz.judge.judge import oracle_names, oracle_summaries
-from agentfuzz.reference import PROFILES
+from agentfuzz.reference import BEHAVIOURS
 from agentfuzz.request.profiles import list_profiles
 
 
@@ -60,7 +60,7 @@ def test_the_names_an_option_takes_are_listed() -> None:
     assert "{" not in fuzz + reduce + serve  # every placeholder filled
     for profile in list_profiles():
         assert profile in fuzz and profile in reduce
-    for profile in PROFILES:
+    for profile in BEHAVIOURS:
         assert profile in fuzz and profile in reduce and profile in serve
     for oracle in oracle_names():
         assert oracle in fuzz and oracle in reduce
@@ -97,10 +97,10 @@ def test_profiles_lists_both_kinds_labelled_one_line_each(
     fuzz_rows = [line.split()[0] for line in lines[fuzz_at + 1 : serve_at]]
     serve_rows = [line.split()[0] for line in lines[serve_at + 1 :]]
     assert fuzz_rows == list_profiles()
-    assert serve_rows == list(PROFILES)
+    assert serve_rows == list(BEHAVIOURS)
     for line in lines[serve_at + 1 :]:
         name = line.split()[0]
-        assert line.split(None, 1)[1] == PROFILES[name].summary
+        assert line.split(None, 1)[1] == BEHAVIOURS[name].summary
 
 
 def test_oracles_lists_every_oracle_one_line_each(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,13 +6,19 @@ pipeline (chat template, scripted model, tool parser, output assembly) between a
 and its fix.
 """
 
+from .behaviours import BEHAVIOURS, Behaviour, UnknownBehaviour
 from .pipeline import render_prompt
-from .profiles import PROFILES, Profile, UnknownProfile
 from .server import create_app, run, serve_in_thread
 
+# The old names, until the command line reads the new ones.
+PROFILES = BEHAVIOURS
+UnknownProfile = UnknownBehaviour
+
 __all__ = [
+    "BEHAVIOURS",
     "PROFILES",
-    "Profile",
+    "Behaviour",
+    "UnknownBehaviour",
     "UnknownProfile",
     "create_app",
     "render_prompt",

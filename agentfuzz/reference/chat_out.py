@@ -7,9 +7,9 @@ import random
 import time
 from typing import Any
 
+from .behaviours import Behaviour
 from .knobs import Knobs
 from .parsers import Parsed, prompt_tokens, written_tokens
-from .profiles import Profile
 
 __all__ = ["chat_body", "chat_error_events", "chat_events", "mint", "pieces", "token_logprobs"]
 
@@ -26,7 +26,7 @@ def pieces(text: str, size: int = 12) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _call_ids(profile: Profile, parsed: Parsed, rng: random.Random) -> list[str]:
+def _call_ids(profile: Behaviour, parsed: Parsed, rng: random.Random) -> list[str]:
     # Harmony names calls by recipient, so the server mints ids; Kimi ids come from the parser.
     if profile.template == "harmony":
         return [mint(rng, "chatcmpl-tool-") for _ in parsed.calls]
@@ -56,7 +56,7 @@ def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
 
 
 def chat_body(
-    profile: Profile,
+    profile: Behaviour,
     model: str,
     prompt: str,
     parsed: Parsed,
@@ -111,7 +111,7 @@ def _finish(parsed: Parsed) -> str:
 
 
 def chat_events(
-    profile: Profile,
+    profile: Behaviour,
     model: str,
     parsed: Parsed,
     rng: random.Random,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .arguments import sample_arguments
-from .profiles import Template
+from .behaviours import Template
 from .renumber import STRICT_NATIVE
 
 __all__ = ["Constraint", "PromptView", "generate", "imitate", "read_prompt"]

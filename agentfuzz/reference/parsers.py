@@ -11,7 +11,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from .profiles import KimiGrammar, Miss
+from .behaviours import KimiGrammar, Miss
 
 __all__ = [
     "SECTION_BEGIN",

@@ -7,10 +7,10 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .behaviours import Behaviour, get_behaviour
 from .intake import Turn, parse_chat
 from .model import Constraint, generate
 from .parsers import SECTION_BEGIN, SECTION_END, Parsed, ParseFailure, parse_harmony, parse_kimi
-from .profiles import Profile, get_profile
 from .renumber import renumber
 from .templates import render
 
@@ -27,7 +27,7 @@ class Answer:
     rng: random.Random
 
 
-def _prompt(profile: Profile, turn: Turn) -> str:
+def _prompt(profile: Behaviour, turn: Turn) -> str:
     messages = turn.messages
     if profile.template == "kimi":
         messages = renumber(messages, profile.rewrite)
@@ -50,10 +50,10 @@ def render_prompt(
 ) -> str:
     """Render chat-completions ``messages``/``tools`` exactly as the profile's server would."""
     turn = parse_chat({"messages": messages, "tools": tools})
-    return _prompt(get_profile(profile), turn)
+    return _prompt(get_behaviour(profile), turn)
 
 
-def _constraint(profile: Profile, turn: Turn) -> Constraint:
+def _constraint(profile: Behaviour, turn: Turn) -> Constraint:
     if turn.choice.mode == "none":
         return Constraint("none")
     if turn.tools is None and not profile.leak_without_tools:
@@ -62,7 +62,9 @@ def _constraint(profile: Profile, turn: Turn) -> Constraint:
     return Constraint(turn.choice.mode, turn.choice.name)
 
 
-def answer(profile: Profile, turn: Turn, *, seed: int, temperature: float, counter: int) -> Answer:
+def answer(
+    profile: Behaviour, turn: Turn, *, seed: int, temperature: float, counter: int
+) -> Answer:
     """Run the pipeline; raises ``ParseFailure`` when the profile's parser gives up.
 
     At temperature 0 the RNG is keyed by the server seed and the prompt, so re-sending a

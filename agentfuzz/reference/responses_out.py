@@ -13,16 +13,16 @@ import random
 import time
 from typing import Any
 
+from .behaviours import Behaviour
 from .chat_out import mint, pieces
 from .intake import Turn
 from .parsers import Parsed, prompt_tokens, written_tokens
-from .profiles import Profile
 
 __all__ = ["output_items", "response_body", "response_error_events", "response_events"]
 
 
 def output_items(
-    profile: Profile, turn: Turn, parsed: Parsed, rng: random.Random, *, streaming: bool
+    profile: Behaviour, turn: Turn, parsed: Parsed, rng: random.Random, *, streaming: bool
 ) -> list[dict[str, Any]]:
     """The finished output items, with the ids this path puts on them."""
     items: list[dict[str, Any]] = []
@@ -71,7 +71,7 @@ def output_items(
     return items
 
 
-def _regenerate(profile: Profile, items: list[dict[str, Any]], rng: random.Random) -> list[Any]:
+def _regenerate(profile: Behaviour, items: list[dict[str, Any]], rng: random.Random) -> list[Any]:
     """What a rebuilding ``response.completed`` sends: same content, freshly minted ids."""
     fresh = copy.deepcopy(items)
     prefixes = {"reasoning": "rs_", "message": "msg_", "function_call": "fc_"}
@@ -152,7 +152,7 @@ def _status(parsed: Parsed) -> str:
 
 
 def response_body(
-    profile: Profile, turn: Turn, prompt: str, parsed: Parsed, rng: random.Random
+    profile: Behaviour, turn: Turn, prompt: str, parsed: Parsed, rng: random.Random
 ) -> dict[str, Any]:
     """A non-streaming ``response`` object."""
     response_id = mint(rng, "resp_")
@@ -181,7 +181,7 @@ def _start(turn: Turn, response_id: str) -> _Events:
 
 
 def response_events(
-    profile: Profile, turn: Turn, prompt: str, parsed: Parsed, rng: random.Random
+    profile: Behaviour, turn: Turn, prompt: str, parsed: Parsed, rng: random.Random
 ) -> list[tuple[str, str]]:
     """The ``(event, data)`` pairs of a Responses stream, ending with ``response.completed``
     (``response.incomplete`` when the token budget cut the text)."""

@@ -21,13 +21,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from .behaviours import Behaviour, get_behaviour
 from .chat_out import chat_body, chat_error_events, chat_events
 from .faults import misanswer, misanswer_events, mishear, reframe
 from .intake import Turn, parse_chat, parse_responses
 from .load import Meter, Timing
 from .parsers import ParseFailure
 from .pipeline import answer
-from .profiles import Profile, get_profile
 from .refusal import BadRequest
 from .responses_out import response_body, response_error_events, response_events
 
@@ -41,7 +41,7 @@ class _Server:
 
     def __init__(
         self,
-        profile: Profile,
+        profile: Behaviour,
         temperature: float,
         seed: int,
         timing: Timing,
@@ -55,7 +55,7 @@ class _Server:
         self.counter = itertools.count()
         # The Responses answers given, by id (``crash_on_stored`` only).
         self.given: set[str] = set()
-        # The stored Responses answers (``Profile.store``): by id, the input items a request
+        # The stored Responses answers (``Behaviour.store``): by id, the input items a request
         # that names it goes on from.
         self.stored: dict[str, list[Any]] = {}
         self.model = "gpt-oss-reference" if profile.template == "harmony" else "kimi-k2-reference"
@@ -276,7 +276,7 @@ def create_app(
     capacity: int | None = None,
     on_request: Callable[[str, bytes], None] | None = None,
 ) -> Meter:
-    """The reference server for one behaviour profile (``UnknownProfile`` for a bad name), as
+    """The reference server for one behaviour profile (``UnknownBehaviour`` for a bad name), as
     an ASGI app.
 
     ``latency_ms``, ``per_token_ms`` and ``capacity`` are a GPU server's timing (``load.Timing``);
@@ -289,7 +289,7 @@ def create_app(
     if capacity is not None and capacity < 1:
         raise ValueError(f"capacity must be at least 1, got {capacity}")
     timing = Timing(latency_ms, per_token_ms, capacity)
-    server = _Server(get_profile(profile), temperature, seed, timing, on_request)
+    server = _Server(get_behaviour(profile), temperature, seed, timing, on_request)
     routes = [
         Route("/v1/models", server.models, methods=["GET"]),
         Route("/version", server.version, methods=["GET"]),

@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-from agentfuzz.reference.profiles import PROFILES
+from agentfuzz.reference.behaviours import BEHAVIOURS
 from agentfuzz.request.profiles import load_profile
 from agentfuzz.request.surface import DIMENSIONS, KNOBS
 
@@ -160,7 +160,7 @@ def test_requests_are_routed_by_two_headers() -> None:
 
 def test_the_odd_shape_backends_are_reference_profiles() -> None:
     campaign = _load("campaign")
-    assert set(campaign.ODD) <= set(PROFILES)
+    assert set(campaign.ODD) <= set(BEHAVIOURS)
     assert all(api in ("chat", "responses") for api, _, _ in campaign.ODD.values())
     assert campaign.odd_backends(campaign.DEFAULT_ODD) == ["calls-say-stop", "item-ids-shared"]
     assert campaign.odd_backends("") == []

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from agentfuzz.reference import PROFILES, UnknownProfile, create_app, render_prompt
+from agentfuzz.reference import BEHAVIOURS, UnknownBehaviour, create_app, render_prompt
 from agentfuzz.reference.intake import Call, Message
 from agentfuzz.reference.model import imitate
 from agentfuzz.reference.parsers import ParseFailure, parse_kimi
@@ -143,7 +143,7 @@ def test_unknown_profile_is_one_line_error() -> None:
         create_app("nope")
     assert isinstance(info.value, ValueError)
     assert "\n" not in str(info.value) and "fixed" in str(info.value)
-    assert isinstance(info.value, UnknownProfile)
+    assert isinstance(info.value, UnknownBehaviour)
 
 
 def test_profile_names_are_the_contract() -> None:
@@ -157,4 +157,4 @@ def test_profile_names_are_the_contract() -> None:
         "vllm-gpt-oss",
         "no-tools-leak",
         "fixed",
-    } <= set(PROFILES)
+    } <= set(BEHAVIOURS)

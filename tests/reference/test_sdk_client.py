@@ -10,12 +10,12 @@ import jsonschema
 import openai
 import pytest
 
-from agentfuzz.reference import PROFILES
+from agentfuzz.reference import BEHAVIOURS
 
 from .wire import CHAT_TOOLS, RESPONSES_TOOLS, SCHEMAS, WEATHER, assert_clean, send
 
 # exo-kimi-k2 answers clean first turns too; it only breaks on sanitised history ids.
-WIRE_SAFE = sorted(PROFILES)
+WIRE_SAFE = sorted(BEHAVIOURS)
 # Planted misreadings under which the model never sees a tool it may call (asked without a
 # tool_choice): those profiles answer in text, which is their fault, not the wire's.
 NO_CALLS = ("tools_unrendered", "omitted_choice_none")
@@ -78,14 +78,14 @@ def test_openai_sdk_all_four_modes(
     text = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert text.choices[0].message.content
     assert client.responses.create(model="m", input="hi").output_text
-    if PROFILES[profile].relation_fault in NO_CALLS:
+    if BEHAVIOURS[profile].relation_fault in NO_CALLS:
         return
 
     done = client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": ASK}], tools=CHAT_TOOLS
     )  # type: ignore[arg-type]
     # The planted odd shape of call-unnamed: a call named "", which the SDK takes as it comes.
-    name = "" if PROFILES[profile].answer_fault == "call_unnamed" else "get_weather"
+    name = "" if BEHAVIOURS[profile].answer_fault == "call_unnamed" else "get_weather"
     call = done.choices[0].message.tool_calls[0]  # type: ignore[index]
     assert call.function.name == name  # type: ignore[union-attr]
     jsonschema.validate(json.loads(call.function.arguments), WEATHER)  # type: ignore[union-attr]
@@ -95,7 +95,7 @@ def test_openai_sdk_all_four_modes(
             model="m", messages=[{"role": "user", "content": ASK}], tools=CHAT_TOOLS, stream=True
         )
     )  # type: ignore[arg-type]
-    if PROFILES[profile].answer_fault != "calls_say_stop":  # planted: the SDK takes it
+    if BEHAVIOURS[profile].answer_fault != "calls_say_stop":  # planted: the SDK takes it
         assert chunks[-1].choices[0].finish_reason == "tool_calls"
     assert len({c.id for c in chunks}) == 1
 
@@ -106,7 +106,7 @@ def test_openai_sdk_all_four_modes(
     events = list(client.responses.create(model="m", input=ASK, tools=RESPONSES_TOOLS, stream=True))  # type: ignore[arg-type]
     assert events[0].type == "response.created"
     assert events[-1].type == "response.completed"
-    if PROFILES[profile].frame_fault != "sequence":  # the planted gaps pass the SDK unseen
+    if BEHAVIOURS[profile].frame_fault != "sequence":  # the planted gaps pass the SDK unseen
         assert [e.sequence_number for e in events] == list(range(len(events)))
 
 

@@ -18,7 +18,7 @@ from agentfuzz.judge.session import Turn, run_session
 from agentfuzz.model.history import Api, Tool
 from agentfuzz.model.modes import ALL_MODES
 from agentfuzz.model.plan import Plan, Policy, Step
-from agentfuzz.reference import PROFILES, serve_in_thread
+from agentfuzz.reference import BEHAVIOURS, serve_in_thread
 from agentfuzz.tape.codec import Recorded, write_cassette
 from agentfuzz.target import Target
 from agentfuzz.transport.live import LiveTransport
@@ -90,7 +90,7 @@ def record_all(out: Path) -> list[Path]:
     """Every profile in every mode: ``out/<profile>/<api>-<stream|no-stream>.yaml``."""
     return [
         record(profile, api, stream, out / profile / f"{mode_name(api, stream)}.yaml")
-        for profile in PROFILES
+        for profile in BEHAVIOURS
         for api, stream in ALL_MODES
     ]
 

@@ -18,7 +18,7 @@ import yaml
 
 from agentfuzz.cli import main
 from agentfuzz.model.modes import ALL_MODES
-from agentfuzz.reference import PROFILES
+from agentfuzz.reference import BEHAVIOURS
 from agentfuzz.tape.replay import replay_cassette
 
 from . import record_seeds
@@ -86,7 +86,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 MODES = [
     pytest.param(profile, api, stream, id=f"{profile}-{record_seeds.mode_name(api, stream)}")
-    for profile in PROFILES
+    for profile in BEHAVIOURS
     for api, stream in ALL_MODES
 ]
 
@@ -134,7 +134,7 @@ COMMITTED = sorted(CASSETTES.rglob("*.yaml"))
 def test_every_profile_and_mode_is_committed() -> None:
     expected = {
         CASSETTES / p / f"{record_seeds.mode_name(api, stream)}.yaml"
-        for p in PROFILES
+        for p in BEHAVIOURS
         for api, stream in ALL_MODES
     }
     assert expected <= set(COMMITTED)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["PROFILES", "Profile", "UnknownProfile", "get_profile"]
+__all__ = ["BEHAVIOURS", "Behaviour", "UnknownBehaviour", "get_behaviour"]
 
 Template = Literal["kimi", "harmony"]
 # How history tool-call ids are treated before rendering (seed 000's fix and its first draft).
@@ -24,7 +24,7 @@ StreamCallId = Literal["native", "call_hex16"]
 
 
 @dataclass(frozen=True)
-class Profile:
+class Behaviour:
     """One server behaviour; ``seed`` names the report in shared/seeds/ it reproduces."""
 
     name: str
@@ -91,12 +91,12 @@ class Profile:
     relation_fault: str | None = None
 
 
-_PROFILES = (
-    Profile(
+_BEHAVIOURS = (
+    Behaviour(
         name="fixed",
         summary="Every fix on: Kimi template, strict id renumbering, compact indexes, stable ids.",
     ),
-    Profile(
+    Behaviour(
         name="vllm-kimi-k2",
         seed="000",
         summary="Ids rendered verbatim; the model imitates call_<hex>; the parser drops the call.",
@@ -104,14 +104,14 @@ _PROFILES = (
         stream_call_id="call_hex16",
         keep_slot_index=True,
     ),
-    Profile(
+    Behaviour(
         name="vllm-kimi-k2-fixed",
         seed="000",
         summary="Seed 000's fix: one counter renumbers foreign history ids to functions.NAME:IDX.",
         stream_call_id="call_hex16",
         keep_slot_index=True,
     ),
-    Profile(
+    Behaviour(
         name="vllm-kimi-k2-loose-fix",
         seed="000",
         summary="The fix's first draft: any .+:\\d+ is native, so call_abc123:0 still breaks.",
@@ -119,7 +119,7 @@ _PROFILES = (
         stream_call_id="call_hex16",
         keep_slot_index=True,
     ),
-    Profile(
+    Behaviour(
         name="exo-kimi-k2",
         seed="001",
         summary="Parser rejects functions_NAME_N: SSE error frame with the markup, or a plain 500.",
@@ -127,21 +127,21 @@ _PROFILES = (
         grammar="exo",
         miss="error",
     ),
-    Profile(
+    Behaviour(
         name="exo-kimi-k2-fixed",
         seed="001",
         summary="Accepts (functions[._])?NAME[:_]N, normalises history ids, a miss becomes text.",
         grammar="exo-fixed",
         miss="content",
     ),
-    Profile(
+    Behaviour(
         name="vllm-responses-regen",
         seed="002",
         summary="response.completed re-mints item ids and call_ids (call_ -> chatcmpl-tool-).",
         stream_call_id="call_hex16",
         regen_completed=True,
     ),
-    Profile(
+    Behaviour(
         name="vllm-gpt-oss",
         seed="003",
         summary="Harmony path: streamed reasoning ids msg_ but completed rs_; call ids re-minted.",
@@ -149,207 +149,207 @@ _PROFILES = (
         regen_completed=True,
         stream_reasoning_prefix="msg_",
     ),
-    Profile(
+    Behaviour(
         name="vllm-gpt-oss-fixed",
         seed="003",
         summary="Seed 003's fix: the final response reuses the streamed ids, reasoning ids rs_.",
         template="harmony",
     ),
-    Profile(
+    Behaviour(
         name="no-tools-leak",
         seed="004",
         summary="A request that omits tools gets the model's raw tool-call markup as content.",
         leak_without_tools=True,
     ),
-    Profile(
+    Behaviour(
         name="stop-cuts-markup",
         summary="Planted: stop strings match inside tool-call markup; the open section is a 500.",
         stop_in_raw=True,
     ),
-    Profile(
+    Behaviour(
         name="bad-json-500",
         summary="Planted: a body that is not JSON crashes the handler, a plain-text 500.",
         crash_on_bad_json=True,
     ),
-    Profile(
+    Behaviour(
         name="quote-names-cut",
         summary="Planted: a tool call's name is cut at its first quote character.",
         cut_quoted_names=True,
     ),
-    Profile(
+    Behaviour(
         name="parts-500",
         summary="Planted: message content given as a list of parts crashes the handler, a 500.",
         crash_on_parts=True,
     ),
-    Profile(
+    Behaviour(
         name="allowed-ignored",
         summary="Planted: tool_choice allowed_tools keeps its mode but offers every declared tool.",
         ignore_allowed=True,
     ),
-    Profile(
+    Behaviour(
         name="instructions-500",
         summary="Planted: a Responses request with instructions crashes the handler, a 500.",
         crash_on_field="instructions",
     ),
-    Profile(
+    Behaviour(
         name="two-500s",
         summary="Planted: two faults behind one bare 500: content as parts, and instructions.",
         crash_on_parts=True,
         crash_on_field="instructions",
     ),
-    Profile(
+    Behaviour(
         name="min-p-500",
         summary="Planted: vLLM's and llama.cpp's min_p sampling field crashes the handler, a 500.",
         crash_on_field="min_p",
     ),
-    Profile(
+    Behaviour(
         name="long-session-500",
         summary="Planted: 6 or more calls under the server's own ids, in order, crash it: a 500.",
         crash_on_long_session=6,
     ),
-    Profile(
+    Behaviour(
         name="stored-500",
         summary="Planted: previous_response_id naming one of the server's own answers is a 500.",
         crash_on_stored=True,
     ),
-    Profile(
+    Behaviour(
         name="stored",
         summary="fixed, with Responses answers stored: previous_response_id goes on from one.",
         store="faithful",
     ),
-    Profile(
+    Behaviour(
         name="stored-forgets",
         summary="Planted: a stored answer keeps the input that asked for it, not its own output.",
         store="forget_output",
     ),
-    Profile(
+    Behaviour(
         name="n-ignored",
         summary="Planted: chat n is accepted and ignored, one choice whatever was asked.",
         ignored_fields=("n",),
     ),
-    Profile(
+    Behaviour(
         name="stop-ignored",
         summary="Planted: stop strings are accepted and ignored: the text runs past them.",
         ignored_fields=("stop",),
     ),
-    Profile(
+    Behaviour(
         name="budget-ignored",
         summary="Planted: token budgets are accepted and ignored, however small.",
         ignored_fields=("max_tokens", "max_completion_tokens", "max_output_tokens"),
     ),
-    Profile(
+    Behaviour(
         name="usage-chunk-ignored",
         summary="Planted: stream_options is accepted and ignored: no usage chunk.",
         ignored_fields=("stream_options",),
     ),
-    Profile(
+    Behaviour(
         name="parallel-ignored",
         summary="Planted: parallel_tool_calls false is ignored: two tools asked, two calls.",
         ignored_fields=("parallel_tool_calls",),
     ),
-    Profile(
+    Behaviour(
         name="logprobs-ignored",
         summary="Planted: chat logprobs are accepted and ignored: null log-probabilities.",
         ignored_fields=("logprobs", "top_logprobs"),
     ),
-    Profile(
+    Behaviour(
         name="json-format-ignored",
         summary="Planted: a JSON response format is accepted and ignored: plain text.",
         ignored_fields=("response_format", "text"),
     ),
-    Profile(
+    Behaviour(
         name="chat-no-done",
         summary="Planted: a chat stream ends without data: [DONE].",
         frame_fault="no_done",
     ),
-    Profile(
+    Behaviour(
         name="responses-done",
         summary="Planted: a Responses stream ends with a chat-style data: [DONE].",
         frame_fault="done_in_responses",
     ),
-    Profile(
+    Behaviour(
         name="unnamed-events",
         summary="Planted: Responses stream events come without their event: line.",
         frame_fault="event_missing",
     ),
-    Profile(
+    Behaviour(
         name="sequence-gaps",
         summary="Planted: Responses sequence numbers are counted by two.",
         frame_fault="sequence",
     ),
-    Profile(
+    Behaviour(
         name="delta-family-swapped",
         summary="Planted: function-call argument deltas are named custom_tool_call_input.",
         frame_fault="delta_family",
     ),
-    Profile(
+    Behaviour(
         name="model-renamed",
         summary="Planted: answers name the backend's model, not the one the client asked for.",
         answer_fault="model_renamed",
     ),
-    Profile(
+    Behaviour(
         name="calls-say-stop",
         summary="Planted: chat answers with calls end with finish_reason stop, not tool_calls.",
         answer_fault="calls_say_stop",
     ),
-    Profile(
+    Behaviour(
         name="call-unnamed",
         summary="Planted: every tool call in an answer has an empty name (an odd shape for a "
         "middleman to carry or refuse).",
         answer_fault="call_unnamed",
     ),
-    Profile(
+    Behaviour(
         name="hosted-call",
         summary="Planted: a Responses answer with function calls also holds a finished "
         "web_search_call no tool asked for (an odd shape for a middleman).",
         answer_fault="hosted_call",
     ),
-    Profile(
+    Behaviour(
         name="created-disagrees",
         summary="Planted: response.created says another parallel_tool_calls than the final one.",
         answer_fault="created_disagrees",
     ),
-    Profile(
+    Behaviour(
         name="items-in-progress",
         summary="Planted: a completed response's function calls are still in_progress.",
         answer_fault="item_in_progress",
     ),
-    Profile(
+    Behaviour(
         name="tools-unrendered",
         summary="Planted: declared tools never reach the prompt (the template leaves them out).",
         relation_fault="tools_unrendered",
     ),
-    Profile(
+    Behaviour(
         name="system-dropped",
         summary="Planted: system and developer messages are dropped before the template.",
         relation_fault="system_dropped",
     ),
-    Profile(
+    Behaviour(
         name="results-cut",
         summary="Planted: tool results are cut to their first 32 characters before the template.",
         relation_fault="results_cut",
     ),
-    Profile(
+    Behaviour(
         name="parts-as-json",
         summary="Planted: content given as parts is rendered as its JSON text, not its text.",
         relation_fault="parts_as_json",
     ),
-    Profile(
+    Behaviour(
         name="special-tokens-read",
         summary="Planted: special-token spellings in message text are read as control tokens.",
         relation_fault="special_read",
     ),
-    Profile(
+    Behaviour(
         name="omitted-choice-none",
         summary="Planted: tools without a tool_choice are taken as tool_choice none, not auto.",
         relation_fault="omitted_choice_none",
     ),
-    Profile(
+    Behaviour(
         name="required-one-call",
         summary='Planted: tool_choice "required" keeps only the first of the calls.',
         relation_fault="required_one_call",
     ),
-    Profile(
+    Behaviour(
         name="item-ids-shared",
         seed="003",
         summary="Planted: every output item of a response carries the first item's id.",
@@ -358,20 +358,20 @@ _PROFILES = (
     ),
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in _PROFILES}
+BEHAVIOURS: dict[str, Behaviour] = {p.name: p for p in _BEHAVIOURS}
 
 
-class UnknownProfile(KeyError, ValueError):
-    """A profile name that is not in ``PROFILES``; ``str()`` is one readable line."""
+class UnknownBehaviour(KeyError, ValueError):
+    """A profile name that is not in ``BEHAVIOURS``; ``str()`` is one readable line."""
 
     def __str__(self) -> str:
         return str(self.args[0])
 
 
-def get_profile(name: str) -> Profile:
+def get_behaviour(name: str) -> Behaviour:
     """Look a profile up by name, with a one-line error listing the known names."""
     try:
-        return PROFILES[name]
+        return BEHAVIOURS[name]
     except KeyError:
-        known = ", ".join(PROFILES)
-        raise UnknownProfile(f"unknown reference profile {name!r} (known: {known})") from None
+        known = ", ".join(BEHAVIOURS)
+        raise UnknownBehaviour(f"unknown reference profile {name!r} (known: {known})") from None
