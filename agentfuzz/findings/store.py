@@ -21,7 +21,7 @@ from agentfuzz.judge.session import Turn
 from agentfuzz.model.history import AssistantMessage, Case, ToolResult
 from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.model.summary import Coverage, FindingRow, Latency, Summary, Symptom, TurnRow
-from agentfuzz.oracles import by_needs, by_symptom
+from agentfuzz.oracles import by_needs, by_symptom, implies, rank
 from agentfuzz.reduce.reduction import case_size
 from agentfuzz.request.surface import features
 
@@ -404,33 +404,10 @@ class FindingStore:
         return write_bundle(self.out, repro)
 
 
-# Which of one cause's symptoms names it: the first of these its symptoms include.
-_PRECEDENCE = (
-    "error",
-    # An answer not of the API's shape explains whatever the other oracles then missed in it.
-    "wire_schema",
-    "self_rejection",
-    "empty_turn",
-    "identity",
-    "index_gap",
-    "leaked_markup",
-    "unknown_tool",
-    "bad_arguments",
-    "tool_choice",
-)
-
-
-# Failures another one implies on the same answer: a turn with nothing in it has no call, so
-# every "no call came back" complaint about it says nothing more than the empty turn does.
-_IMPLIED = {
-    "empty_turn": ("tool_choice:required", "tool_choice:named:no_call", "tool_choice:allowed")
-}
-
-
 def _implies(a: FindingRow, b: FindingRow) -> bool:
-    """Whether ``a``'s failure implies ``b``'s wherever both show (``_IMPLIED``)."""
-    implied = _IMPLIED.get(a.signature, ())
-    return b.signature.startswith(implied) and b.signature.endswith(("no_call", "required"))
+    """Whether ``a``'s failure implies ``b``'s wherever both show, as ``a``'s oracle states
+    (``oracles.implies``: an empty turn implies that a required call did not come)."""
+    return implies((a.oracle, a.signature), (b.oracle, b.signature))
 
 
 def _shows(a: FindingRow, b: FindingRow) -> bool:
@@ -457,10 +434,6 @@ def _one_cause(a: FindingRow, b: FindingRow) -> bool:
     if (b_shows_a and _implies(a, b)) or (a_shows_b and _implies(b, a)):
         return True
     return _cleared_alike(a, b)
-
-
-def _rank(oracle: str) -> int:
-    return _PRECEDENCE.index(oracle) if oracle in _PRECEDENCE else len(_PRECEDENCE)
 
 
 def fold(summary: Summary) -> Summary:
@@ -502,7 +475,8 @@ def fold(summary: Summary) -> Summary:
         def telling(i: int, members: list[int] = members) -> tuple[bool, int, int, int]:
             implied = any(_implies(rows[j], rows[i]) for j in members)
             shows = sum(keys[j] in rows[i].cofired for j in members)
-            return (implied, -shows, _rank(rows[i].oracle), i)
+            # Which of one cause's symptoms names it: the one of lowest rank (``oracles.rank``).
+            return (implied, -shows, rank(rows[i].oracle), i)
 
         order = sorted(members, key=telling)
         head = rows[order[0]]

@@ -123,7 +123,10 @@ class Judge:
         return [n for n in names if self._judged(n)]
 
     def _judged(self, relation: str) -> bool:
-        oracle = "stream_divergence" if relation == "stream" else "relation"
+        """Whether the oracle that judges ``relation`` (``oracles.judged_by``) is chosen."""
+        oracle = oracles.judged_by(relation)
+        if oracle is None:
+            return False
         return (self.only is None or oracle in self.only) and oracle not in self.skip
 
     def check(self, case: Case, obs: Observation) -> list[Violation]:

@@ -1,12 +1,28 @@
 """Oracles: pure checks over one observed turn, registered by name.
 
 ``check(case, observation)`` runs them; ``names()`` lists them in their public order. Each
-family lives in a private module that registers its oracles when imported here.
+family lives in a private module that registers its oracles when imported here, each with what
+it means (``OracleInfo``): what a correct answer is, what to look for, which symptom names a
+cause, what it implies, what it suspects when a server dies, which relations it judges. The
+rest of agentfuzz reads that through ``info``, ``rank``, ``implies``, ``suspect`` and
+``judged_by``.
 """
 
 from __future__ import annotations
 
-from agentfuzz.oracles._registry import Oracle, check, names, register, summaries
+from agentfuzz.oracles._registry import (
+    RANK_LAST,
+    Oracle,
+    OracleInfo,
+    check,
+    implies,
+    info,
+    judged_by,
+    names,
+    rank,
+    register,
+    summaries,
+)
 
 # The import order below is the registration order, hence the public order of names().
 # isort: off
@@ -24,20 +40,26 @@ from agentfuzz.oracles import _relation  # relation
 from agentfuzz.oracles import _divergence  # stream_divergence
 
 # isort: on
-from agentfuzz.oracles._outcome import NEEDS_SEP, by_needs, by_symptom
+from agentfuzz.oracles._outcome import by_needs, by_symptom, suspect
 from agentfuzz.oracles._relation import relation_of, steady
 
 __all__ = [
-    "NEEDS_SEP",
+    "RANK_LAST",
     "Oracle",
+    "OracleInfo",
     "by_needs",
     "by_symptom",
     "check",
+    "implies",
+    "info",
+    "judged_by",
     "names",
+    "rank",
     "register",
     "relation_of",
     "steady",
     "summaries",
+    "suspect",
 ]
 
 # Imported only for the oracles they register.

@@ -77,7 +77,12 @@ def _argument_fault(call: ObservedCall, tool: Tool | None) -> tuple[str, str] | 
     return f"schema:{worst.validator}", f"{worst.json_path}: {worst.message}"
 
 
-@register("bad_arguments")
+@register(
+    "bad_arguments",
+    expected="Tool-call arguments are a JSON object that matches the tool's schema.",
+    look_for="arguments that are not a JSON object matching the schema",
+    rank=90,
+)
 def bad_arguments(case: Case, obs: Observation) -> Iterator[Violation]:
     """Arguments must be a JSON object matching the declared tool's ``parameters`` schema.
 
@@ -126,7 +131,12 @@ def _unknown_kind(call: ObservedCall, tools: tuple[Tool, ...]) -> str:
     return "undeclared"
 
 
-@register("unknown_tool")
+@register(
+    "unknown_tool",
+    expected="Calls name only tools the request declared.",
+    look_for="a call to a tool the request did not declare",
+    rank=80,
+)
 def unknown_tool(case: Case, obs: Observation) -> Iterator[Violation]:
     """A call to a name the request never declared (dotted names cut to their last segment…)."""
     if not is_answer(obs):
@@ -149,7 +159,13 @@ def _flat(call: ObservedCall) -> str:
     return f"{call.namespace}__{call.name}" if call.namespace else call.name or ""
 
 
-@register("tool_choice")
+@register(
+    "tool_choice",
+    expected="`tool_choice` is honoured: no call under `none`, at least one under "
+    "`required`, the named tool when one is named.",
+    look_for="calls that break the request's tool_choice",
+    rank=100,
+)
 def tool_choice(case: Case, obs: Observation) -> Iterator[Violation]:
     """Calls must honour ``tool_choice``: none means none, required means one, a name means it.
 

@@ -148,7 +148,15 @@ def _model_echo(obs: Observation) -> Iterator[Violation]:
             return
 
 
-@register("consistency")
+@register(
+    "consistency",
+    expected="An answer agrees with itself and with its request: finish_reason with its "
+    "calls, item status with the response's, the stream's first word with its last, usage "
+    "that adds up, the model asked for.",
+    look_for="two parts of the answer that contradict each other: finish_reason and the "
+    "calls, usage and its total, a call or item id used twice, an item's status and the "
+    "response's, the first and the last snapshot, the model named and the one asked for",
+)
 def consistency(case: Case, obs: Observation) -> Iterator[Violation]:
     """An answer contradicting itself or its request: "tool_calls" with no call, usage not adding
     up, a shared id, a completed response with unfinished items, snapshots that disagree, a

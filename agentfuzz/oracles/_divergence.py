@@ -20,7 +20,13 @@ from agentfuzz.oracles._registry import register
 __all__ = ["deterministic", "stream_divergence"]
 
 
-@register("stream_divergence")
+@register(
+    "stream_divergence",
+    expected="The same request streamed and not streamed gives the same answer (at temperature 0).",
+    look_for="the two answers side by side, streamed and not: the kind of turn, the call "
+    "names or arguments, the visible text, or whether the token limit cut it",
+    relations=("stream",),
+)
 def stream_divergence(case: Case, obs: Observation) -> Iterator[Violation]:
     """The streamed and non-streamed answers to one greedy request differ as a client sees them.
 

@@ -121,7 +121,14 @@ def _responses(events: tuple[SSEEvent, ...]) -> Iterator[Violation]:
     yield from _families(typed)
 
 
-@register("framing")
+@register(
+    "framing",
+    expected="A stream is framed as the spec says: named Responses events in sequence, one "
+    "terminal event, `data: [DONE]` only on chat.",
+    look_for="the stream's event: and data: lines: an event line missing or naming another "
+    "type, a sequence_number that skips, anything after the terminal event, [DONE] missing "
+    "on chat or sent on Responses",
+)
 def framing(case: Case, obs: Observation) -> Iterator[Violation]:
     """A stream framed against its api's spec: event lines, [DONE], sequence numbers, delta
     families.

@@ -74,7 +74,13 @@ def _responses_identity(obs: Observation) -> Iterator[Violation]:
         )
 
 
-@register("identity")
+@register(
+    "identity",
+    expected="An item keeps its id, call_id and type from `output_item.added` through "
+    "`response.completed`; chat chunks keep one id.",
+    look_for="an id that changes between the stream's events",
+    rank=50,
+)
 def identity(case: Case, obs: Observation) -> Iterator[Violation]:
     """A streamed item's type/id/call_id must match what the terminal event says (seeds 002/003).
 
@@ -98,7 +104,12 @@ def identity(case: Case, obs: Observation) -> Iterator[Violation]:
             )
 
 
-@register("index_gap")
+@register(
+    "index_gap",
+    expected="Streamed tool calls are indexed 0..n-1, each once, each with an id.",
+    look_for="tool_calls indexes that skip or repeat",
+    rank=60,
+)
 def index_gap(case: Case, obs: Observation) -> Iterator[Violation]:
     """Streamed tool-call indexes must be 0..n-1 once each, and every call must carry an id."""
     if obs.refused:

@@ -234,7 +234,14 @@ def _max_tool_calls(case: Case, body: dict[str, Any], obs: Observation) -> Itera
         yield _violation("max_tool_calls", message, ", ".join(obs.others))
 
 
-@register("knob")
+@register(
+    "knob",
+    expected="Every knob the request carries is honoured (n, stop, token budget, the usage "
+    "chunk, parallel_tool_calls, logprobs, the response format), or refused with a JSON 4xx.",
+    look_for="the knob the request set and what the answer did instead: the number of "
+    "choices, a stop string in the text, the token count, the usage chunk, the number of "
+    "calls, missing logprobs, text that is not the JSON asked for",
+)
 def knob(case: Case, obs: Observation) -> Iterator[Violation]:
     """A knob the request set and the answer ignored: n, stop, the token budget, a usage chunk,
     parallel_tool_calls, logprobs, a JSON response format, max_tool_calls.

@@ -140,7 +140,13 @@ def _violation(
     )
 
 
-@register("leaked_markup")
+@register(
+    "leaked_markup",
+    expected="Text, tool names and arguments carry no chat-template markup (special "
+    "tokens, tool-call tags).",
+    look_for="template markup in the text or the tool call",
+    rank=70,
+)
 def leaked_markup(case: Case, obs: Observation) -> Iterator[Violation]:
     """Raw template markup in text, a call name or call arguments (seed 004).
 

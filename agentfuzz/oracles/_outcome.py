@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import NOT_SERVED, Observation, Violation
 from agentfuzz.oracles._common import is_answer, is_truncated, one_line, stop_requested
-from agentfuzz.oracles._registry import clip, register
+from agentfuzz.oracles._registry import clip, info, register
 from agentfuzz.request.surface import features
 
-__all__ = ["by_needs", "by_symptom", "empty_turn", "error"]
+__all__ = ["by_needs", "by_symptom", "empty_turn", "error", "suspect"]
 
 _ERROR_KINDS = {
     "transport": "the connection failed mid-answer",
@@ -26,7 +26,21 @@ _ERROR_KINDS = {
 }
 
 
-@register("empty_turn")
+@register(
+    "empty_turn",
+    expected="A 2xx answer carries visible text or at least one tool call.",
+    look_for="an answer with no text and no tool call",
+    rank=40,
+    # A turn with nothing in it has no call: every "no call came back" complaint about it
+    # says nothing more than the empty turn does.
+    implies={
+        "empty_turn": (
+            "tool_choice:required",
+            "tool_choice:named:no_call",
+            "tool_choice:allowed:no_call",
+        )
+    },
+)
 def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
     """A 2xx answer with no visible text and no tool call: the silent drop of seed 000.
 
@@ -131,7 +145,16 @@ def _cause(body: str) -> str | None:
     return hashlib.sha1(words.encode()).hexdigest()[:6]
 
 
-@register("error")
+@register(
+    "error",
+    expected="The server answers a well-formed request with a 2xx, or refuses it with a 4xx "
+    "and a JSON error body; it never fails with a 5xx, cuts a stream short or stops answering.",
+    look_for="a 5xx status, an error event, or a stream that ends early",
+    rank=10,
+    # When the server died, any of the requests in flight may have killed it, and the smallest
+    # is not the likeliest: each shard's last request and each dropped answer is a suspect.
+    suspects=("error:server_died", "error:transport"),
+)
 def error(case: Case, obs: Observation) -> Iterator[Violation]:
     """A 5xx, a non-JSON body, an SSE error frame, a stream cut short or a server gone silent.
 
@@ -195,3 +218,10 @@ def by_needs(violation: Violation, case: Case) -> Violation:
         return violation
     needed = "+".join(features(case)) or "plain"
     return dataclasses.replace(violation, signature=violation.signature + NEEDS_SEP + needed)
+
+
+def suspect(oracle: str, signature: str) -> bool:
+    """Whether a failure so signed makes its request a suspect when the server dies: its
+    symptom, before what its repro needs (``by_needs``), is one of its oracle's ``suspects``."""
+    about = info(oracle)
+    return about is not None and signature.split(NEEDS_SEP)[0] in about.suspects

@@ -331,7 +331,14 @@ def _backend_case(request: BackendRequest) -> Case | str:
         return str(exc)
 
 
-@register("proxy_fidelity")
+@register(
+    "proxy_fidelity",
+    expected="What the backend receives is what the client sent: ids, pairing and "
+    "results unchanged.",
+    look_for="what the backend received behind the proxy (the backend requests in the "
+    "bundle's cassette.yaml) against the request sent here: an id, call or result changed, "
+    "an item lost or added, or no backend request at all",
+)
 def proxy_fidelity(case: Case, obs: Observation) -> Iterator[Violation]:
     """Proxy mode: what reached the backend differs from what the client sent the proxy.
 

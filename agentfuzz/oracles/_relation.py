@@ -53,6 +53,9 @@ from agentfuzz.request.relations import EXTRA_RESULT, RELATIONS, special_count
 
 __all__ = ["prompt_size", "relation", "relation_of", "steady"]
 
+# The relations this oracle judges: all but ``stream``, which is ``stream_divergence``'s.
+_JUDGED = tuple(name for name in RELATIONS if name != "stream")
+
 
 def prompt_size(obs: Observation) -> int | None:
     """The prompt's size in tokens the answer reports (its last usage that says it)."""
@@ -144,7 +147,15 @@ def _evidence(kind: str, obs: Observation, other: Observation) -> str:
     return f"request: {side(obs)}\npartner: {side(other)}"
 
 
-@register("relation")
+@register(
+    "relation",
+    expected="Two requests that differ in one known way get answers that differ (or agree) "
+    "as the spec says: the relation and its two requests are below.",
+    look_for="the two answers side by side: the prompt size each reports (usage "
+    "prompt_tokens or input_tokens), or for tool_choice the kind of turn and the number of "
+    "calls each gave",
+    relations=_JUDGED,
+)
 def relation(case: Case, obs: Observation) -> Iterator[Violation]:
     """Two answers to related requests do not relate as the spec says: a prompt that does not
     change with its tools, system message or a tool result, text as a part costing otherwise
@@ -152,7 +163,7 @@ def relation(case: Case, obs: Observation) -> Iterator[Violation]:
     required disagreeing."""
     for related in obs.related:
         name, other = related.relation, related.observation
-        if name not in RELATIONS or name == "stream" or not (served(obs) and served(other)):
+        if name not in _JUDGED or not (served(obs) and served(other)):
             continue
         kind = RELATIONS[name].kind
         found = None

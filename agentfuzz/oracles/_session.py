@@ -58,7 +58,13 @@ def _asks_more(case: Case) -> bool:
     return bool(opts.fields or opts.forms or opts.malformed)
 
 
-@register("self_rejection")
+@register(
+    "self_rejection",
+    expected="The server accepts a history made of its own, unmodified answers.",
+    look_for="the error status and message that refuse a history holding only the "
+    "server's own answers and the results of their calls",
+    rank=30,
+)
 def self_rejection(case: Case, obs: Observation) -> Iterator[Violation]:
     """The server refuses (4xx or 5xx) a history made only of its own unmodified answers plus
     tool results: the client did nothing but echo what it was given.
@@ -101,7 +107,13 @@ def _ends_with_results(case: Case) -> bool:
     return bool(items) and isinstance(items[-1], ToolResult)
 
 
-@register("id_roundtrip")
+@register(
+    "id_roundtrip",
+    expected="A call id the server minted, sent back unchanged with its tool result, is "
+    "accepted and answered: no error status, no error event, no empty turn after the results.",
+    look_for="the error status, error event or empty turn that answers tool results sent "
+    "back under the call ids the server itself minted",
+)
 def id_roundtrip(case: Case, obs: Observation) -> Iterator[Violation]:
     """A call id the server minted, sent back with its result, must be accepted and answered.
 

@@ -184,7 +184,13 @@ def _declares_custom(case: Case) -> bool:
     return any(t.get("type") == "custom" for t in case.history.foreign_tools)
 
 
-@register("wire_schema")
+@register(
+    "wire_schema",
+    expected="Every body and stream event parses with the OpenAI SDK's own models.",
+    look_for="a body or event the OpenAI schema does not allow",
+    # An answer not of the API's shape explains whatever the other oracles then missed in it.
+    rank=20,
+)
 def wire_schema(case: Case, obs: Observation) -> Iterator[Violation]:
     """Each parsed body or stream event must validate against the matching SDK model.
 

@@ -11,58 +11,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["EXPECTED", "look_for", "report_text"]
+from agentfuzz import oracles
 
-# What a correct server does, per oracle: the "expected" half of a report.
-EXPECTED: dict[str, str] = {
-    "empty_turn": "A 2xx answer carries visible text or at least one tool call.",
-    "error": "The server answers a well-formed request with a 2xx, or refuses it with a 4xx "
-    "and a JSON error body; it never fails with a 5xx, cuts a stream short or stops answering.",
-    "leaked_markup": "Text, tool names and arguments carry no chat-template markup (special "
-    "tokens, tool-call tags).",
-    "identity": "An item keeps its id, call_id and type from `output_item.added` through "
-    "`response.completed`; chat chunks keep one id.",
-    "index_gap": "Streamed tool calls are indexed 0..n-1, each once, each with an id.",
-    "bad_arguments": "Tool-call arguments are a JSON object that matches the tool's schema.",
-    "unknown_tool": "Calls name only tools the request declared.",
-    "tool_choice": "`tool_choice` is honoured: no call under `none`, at least one under "
-    "`required`, the named tool when one is named.",
-    "wire_schema": "Every body and stream event parses with the OpenAI SDK's own models.",
-    "self_rejection": "The server accepts a history made of its own, unmodified answers.",
-    "stream_divergence": "The same request streamed and not streamed gives the same answer "
-    "(at temperature 0).",
-    "proxy_fidelity": "What the backend receives is what the client sent: ids, pairing and "
-    "results unchanged.",
-    "consistency": "An answer agrees with itself and with its request: finish_reason with its "
-    "calls, item status with the response's, the stream's first word with its last, usage "
-    "that adds up, the model asked for.",
-    "knob": "Every knob the request carries is honoured (n, stop, token budget, the usage "
-    "chunk, parallel_tool_calls, logprobs, the response format), or refused with a JSON 4xx.",
-    "framing": "A stream is framed as the spec says: named Responses events in sequence, one "
-    "terminal event, `data: [DONE]` only on chat.",
-    "relation": "Two requests that differ in one known way get answers that differ (or agree) "
-    "as the spec says: the relation and its two requests are below.",
-}
+__all__ = ["expected", "look_for", "report_text"]
 
-# What to look for in the raw answer, per oracle, when ``repro.sh`` prints it.
-_LOOK_FOR: dict[str, str] = {
-    "empty_turn": "an answer with no text and no tool call",
-    "error": "a 5xx status, an error event, or a stream that ends early",
-    "leaked_markup": "template markup in the text or the tool call",
-    "identity": "an id that changes between the stream's events",
-    "index_gap": "tool_calls indexes that skip or repeat",
-    "bad_arguments": "arguments that are not a JSON object matching the schema",
-    "unknown_tool": "a call to a tool the request did not declare",
-    "tool_choice": "calls that break the request's tool_choice",
-    "wire_schema": "a body or event the OpenAI schema does not allow",
-}
+
+def expected(oracle: str) -> str:
+    """What a correct server does, as ``oracle`` states it: the "expected" half of a report."""
+    about = oracles.info(oracle)
+    return about.expected if about is not None and about.expected else f"see the oracle {oracle}"
 
 
 def look_for(oracle: str, message: str) -> str:
-    """One line: what in the answer shows the fault."""
-    hint = _LOOK_FOR.get(oracle)
+    """One line for ``repro.sh``: what in the answer shows the fault (the oracle's hint, then
+    its message)."""
+    hint = _hint(oracle)
     said = " ".join(message.split())[:160]
     return f"{hint} ({said})" if hint else said
+
+
+def _hint(oracle: str) -> str:
+    about = oracles.info(oracle)
+    return about.look_for if about is not None else ""
 
 
 def _mode(doc: dict[str, Any]) -> str:
@@ -191,9 +161,11 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
         "",
         "## Expected and observed",
         "",
-        f"- Expected: {EXPECTED.get(oracle, 'see the oracle ' + oracle)}",
+        f"- Expected: {expected(oracle)}",
         f"- Observed: {message}",
     ]
+    if _hint(oracle):
+        lines.append(f"- Look for: {_hint(oracle)}")
     if doc.get("evidence"):
         lines.append(f"- Evidence: `{' '.join(str(doc['evidence']).split())[:400]}`")
     lines.append(f"- Reproduced: {doc.get('reproduced', '?')} tries (oracle `{oracle}`)")

@@ -33,7 +33,7 @@ from typing import Any
 from agentfuzz.findings.bundle import claimed_dir
 from agentfuzz.findings.store import Status
 from agentfuzz.model.summary import Coverage, FailedShard, FindingRow, Latency, Summary, TurnRow
-from agentfuzz.oracles import NEEDS_SEP
+from agentfuzz.oracles import suspect
 from agentfuzz.runs.config import FuzzConfig, ShardSpec
 from agentfuzz.runs.engine import Progress
 
@@ -282,11 +282,6 @@ def _rank(finding: FindingRow) -> tuple[int, int, str]:
     return (finding.size, len(json.dumps(request)), finding.bundle)
 
 
-# When the server died, each shard's last request and each dropped answer is a suspect: any
-# of the requests in flight may have killed it, and the smallest is not the likeliest.
-_SUSPECTS = ("error:server_died", "error:transport")
-
-
 def merge(summaries: list[Summary], out: Path) -> Summary:
     """One summary from the shards' summaries; each distinct failure's smallest bundle is copied
     to ``out`` (its folder name is the failure's, so no failure gets two bundles). After a
@@ -300,7 +295,8 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
     for name, rows in by_name.items():
         smallest, *others = sorted(rows, key=_rank)
         best[name] = smallest
-        if crashed and smallest.signature.split(NEEDS_SEP)[0] in _SUSPECTS:
+        # Each shard's request in flight may have killed the server: all are suspects.
+        if crashed and suspect(smallest.oracle, smallest.signature):
             for other in others:  # a shard's bundle is <out>/.shards/<k>/<folder>
                 best[f"{name}-shard{Path(other.bundle).parent.name}"] = other
     run = next((s.run for s in summaries if s.run), {})
