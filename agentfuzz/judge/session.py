@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentfuzz.model.history import (
+    Api,
     AssistantMessage,
     Case,
     History,
@@ -121,6 +122,21 @@ def _chained(
     return tuple(items[since:]), fields | {"previous_response_id": ref}
 
 
+@dataclass
+class _Loop:
+    """What a session carries from one turn to the next."""
+
+    items: list[Item] = field(default_factory=list)
+    last_id: str | None = None  # the id of the last Responses answer appended
+    since: int = 0  # where the items after that answer begin
+    stored: bool = False  # items[:since] is exactly what the server stored under last_id
+    untouched: bool = True  # every assistant item so far is the server's own, unmodified
+    echoed: tuple[str, ...] = ()
+    owed_user: bool = True  # the server's last word was text or a failure: the user speaks next
+    omit_tools: bool = False
+    calls_so_far: int = 0
+
+
 def run_session(
     plan: Plan,
     send: Callable[[Case], Observation],
@@ -136,94 +152,107 @@ def run_session(
     whole history, under the same number. ``elsewhere`` is a Responses answer's id from
     another session, for the steps that chain onto one.
     """
-    items: list[Item] = []
-    last_id: str | None = None  # the id of the last Responses answer appended
-    since = 0  # where the items after that answer begin
-    stored = False  # items[:since] is exactly what the server stored under last_id
+    loop = _Loop()
     turns: list[Turn] = []
     api, stream = plan.api, plan.stream
-    untouched = True  # every assistant item so far is the server's own, unmodified
-    echoed: tuple[str, ...] = ()
-    owed_user = True  # the server's last word was text or a failure: the user speaks next
-    omit_tools = False
-    calls_so_far = 0
-    for number, step in enumerate(plan.steps, start=1):
-        api = step.api or api
-        stream = stream if step.stream is None else step.stream
-        if owed_user or step.interject:
-            items.append(UserMessage(text=user_text(step, plan)))
-        sent, fields = _chained(step, api, items, since, last_id, elsewhere)
-        own_chain = len(sent) != len(items) and _chain(step) == "own"
-        context = tuple(items[:since]) if own_chain and stored else ()
-        origin = Provenance(turn=number, untouched=untouched, echoed=echoed, context=context)
-        choice = _choice(step, plan, omit_tools)
-        plain = Case(
-            history=History(tools=plan.tools, items=tuple(items)),
-            options=Options(include_tools=not omit_tools, tool_choice=choice),
-            api=api,
-            stream=stream,
-            session=origin,
-        )
-        if step.relation not in (None, "chain"):  # chain pairs the chained case, below
-            plain = _paired(step.relation, plain, chained=len(sent) != len(items))
-            if plain.history.items != tuple(items):
-                items[:] = sent = plain.history.items
-        case = plain
-        forms = step.forms if step.surface_api in (None, api) else ()
-        if fields or forms:
-            given = plain.options.fields | fields
-            options = plain.options.model_copy(update={"fields": given, "forms": forms})
-            history = plain.history.model_copy(update={"items": sent})
-            case = plain.model_copy(update={"options": options, "history": history})
-        if step.relation == "chain":
-            case = prepared("chain", case) or case
+
+    def sent(case: Case, number: int) -> Observation:
         obs = send(case)
         turn = Turn(number, case, obs, tuple(check(case, obs)))
         turns.append(turn)
         on_turn(turn)
+        return obs
+
+    for number, step in enumerate(plan.steps, start=1):
+        api = step.api or api
+        stream = stream if step.stream is None else step.stream
+        plain, case = _cases(plan, step, number, loop, (api, stream, elsewhere))
+        obs = sent(case, number)
         answered = case
         if obs.refused and case is not plain:
             # What a client does with a field its server refuses: the same turn without it.
             # The session oracles judge this one by its history alone.
             answered = plain
-            obs = send(plain)
-            turn = Turn(number, plain, obs, tuple(check(plain, obs)))
-            turns.append(turn)
-            on_turn(turn)
-        # Sent whole, chained onto nothing: what the server stored is what the client holds.
-        whole = answered.history.items == tuple(items)
-        whole = whole and not answered.options.fields.get("previous_response_id")
-        omit_tools = step.policy == "strip-tools"
-        echoed = ()
-        if not _answered(obs):
-            owed_user = True
-            continue
-        returned = tuple(_as_call(c, obs.api) for c in obs.tool_calls)
-        calls = rewrite_calls(step.policy, returned, calls_so_far)
-        calls_so_far += len(calls)
-        dropped = bool(returned) and step.policy in ("drop-call", "drop-result")
-        # A call that came back without an id goes back with one the client made up ("").
-        made_up = any(not c.id for c in returned)
-        modified = calls != returned or dropped or made_up
-        untouched = untouched and not modified
-        kept = () if step.policy == "drop-call" else calls
-        own_ids = _take_back(items, obs, kept)
-        untouched = untouched and own_ids
-        if obs.api == "responses" and obs.response_id:
-            # What the server stored: the conversation the request stood for, and the answer.
-            stood_for = whole or bool(answered.session and answered.session.context)
-            exact = not answered.options.forms and not modified and _taken_whole(obs)
-            last_id, since, stored = obs.response_id, len(items), stood_for and exact
-        if calls and step.policy != "drop-result":
-            items.extend(
-                ToolResult(call_id=c.id, output=fake_result(step.result, c, number)) for c in calls
-            )
-            if kept:
-                echoed = tuple(c.id for c, r in zip(calls, returned, strict=True) if c.id == r.id)
-            owed_user = False
-        else:
-            owed_user = True
+            obs = sent(plain, number)
+        _take_answer(loop, step, number, answered, obs)
     return turns
+
+
+def _cases(
+    plan: Plan, step: Step, number: int, loop: _Loop, mode: tuple[Api, bool, str | None]
+) -> tuple[Case, Case]:
+    """The turn's plain case (the whole history, no surface fields nor forms) and the case it
+    sends (``mode`` is its api, its stream flag and the ``elsewhere`` answer id). A relation
+    that changes the history changes ``loop.items`` too."""
+    api, stream, elsewhere = mode
+    items = loop.items
+    if loop.owed_user or step.interject:
+        items.append(UserMessage(text=user_text(step, plan)))
+    sent, fields = _chained(step, api, items, loop.since, loop.last_id, elsewhere)
+    own_chain = len(sent) != len(items) and _chain(step) == "own"
+    context = tuple(items[: loop.since]) if own_chain and loop.stored else ()
+    origin = Provenance(turn=number, untouched=loop.untouched, echoed=loop.echoed, context=context)
+    choice = _choice(step, plan, loop.omit_tools)
+    plain = Case(
+        history=History(tools=plan.tools, items=tuple(items)),
+        options=Options(include_tools=not loop.omit_tools, tool_choice=choice),
+        api=api,
+        stream=stream,
+        session=origin,
+    )
+    if step.relation not in (None, "chain"):  # chain pairs the chained case, below
+        plain = _paired(step.relation, plain, chained=len(sent) != len(items))
+        if plain.history.items != tuple(items):
+            items[:] = sent = plain.history.items
+    case = plain
+    forms = step.forms if step.surface_api in (None, api) else ()
+    if fields or forms:
+        given = plain.options.fields | fields
+        options = plain.options.model_copy(update={"fields": given, "forms": forms})
+        history = plain.history.model_copy(update={"items": sent})
+        case = plain.model_copy(update={"options": options, "history": history})
+    if step.relation == "chain":
+        case = prepared("chain", case) or case
+    return plain, case
+
+
+def _take_answer(loop: _Loop, step: Step, number: int, answered: Case, obs: Observation) -> None:
+    """Carry the turn's answer into ``loop`` as the client would: appended under the step's
+    ID policy, with the fake tools' results, or nothing when there is no answer to take."""
+    items = loop.items
+    # Sent whole, chained onto nothing: what the server stored is what the client holds.
+    whole = answered.history.items == tuple(items)
+    whole = whole and not answered.options.fields.get("previous_response_id")
+    loop.omit_tools = step.policy == "strip-tools"
+    loop.echoed = ()
+    if not _answered(obs):
+        loop.owed_user = True
+        return
+    returned = tuple(_as_call(c, obs.api) for c in obs.tool_calls)
+    calls = rewrite_calls(step.policy, returned, loop.calls_so_far)
+    loop.calls_so_far += len(calls)
+    dropped = bool(returned) and step.policy in ("drop-call", "drop-result")
+    # A call that came back without an id goes back with one the client made up ("").
+    made_up = any(not c.id for c in returned)
+    modified = calls != returned or dropped or made_up
+    loop.untouched = loop.untouched and not modified
+    kept = () if step.policy == "drop-call" else calls
+    own_ids = _take_back(items, obs, kept)
+    loop.untouched = loop.untouched and own_ids
+    if obs.api == "responses" and obs.response_id:
+        # What the server stored: the conversation the request stood for, and the answer.
+        stood_for = whole or bool(answered.session and answered.session.context)
+        exact = not answered.options.forms and not modified and _taken_whole(obs)
+        loop.last_id, loop.since, loop.stored = obs.response_id, len(items), stood_for and exact
+    if calls and step.policy != "drop-result":
+        items.extend(
+            ToolResult(call_id=c.id, output=fake_result(step.result, c, number)) for c in calls
+        )
+        if kept:
+            loop.echoed = tuple(c.id for c, r in zip(calls, returned, strict=True) if c.id == r.id)
+        loop.owed_user = False
+    else:
+        loop.owed_user = True
 
 
 def _choice(step: Step, plan: Plan, omit_tools: bool) -> str | None:

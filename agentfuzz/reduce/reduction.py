@@ -74,6 +74,17 @@ def _drop_calls(items: tuple[Item, ...], at: int, call_ids: set[str]) -> tuple[I
 
 def candidates(case: Case) -> Iterator[Case]:
     """Smaller variants of ``case``, biggest cuts first."""
+    yield from _fewer_items(case)
+    yield from _fewer_tools(case)
+    # The related request, when the failure does not lie between the two.
+    if case.relation is not None:
+        yield case.model_copy(update={"relation": None})
+    yield from _plainer_options(case)
+    yield from _simpler(case)
+
+
+def _fewer_items(case: Case) -> Iterator[Case]:
+    """The history cut down: whole turns, single items, single calls, bare calls."""
     items = case.history.items
     # Whole turns: from one user message up to the next.
     starts = [i for i, it in enumerate(items) if isinstance(it, UserMessage)] + [len(items)]
@@ -103,7 +114,10 @@ def candidates(case: Case) -> Iterator[Case]:
         ):
             bare = it.model_copy(update={"text": None, "reasoning": None})
             yield with_items(case, (*items[:i], bare, *items[i + 1 :]))
-    # Tools nobody refers to.
+
+
+def _fewer_tools(case: Case) -> Iterator[Case]:
+    """Without each declared tool nobody refers to, then without each foreign tool."""
     used = {c.flat_name for c in case.history.calls} | {str(case.options.tool_choice)}
     tools = case.history.tools
     for i, tool in enumerate(tools):
@@ -114,10 +128,10 @@ def candidates(case: Case) -> Iterator[Case]:
     for i in range(len(foreign)):
         history = case.history.model_copy(update={"foreign_tools": foreign[:i] + foreign[i + 1 :]})
         yield case.model_copy(update={"history": history})
-    # The related request, when the failure does not lie between the two.
-    if case.relation is not None:
-        yield case.model_copy(update={"relation": None})
-    # Knobs back to their defaults, all at once, then the surface's fields one at a time.
+
+
+def _plainer_options(case: Case) -> Iterator[Case]:
+    """Knobs back to their defaults, all at once, then the surface's fields one at a time."""
     opts = case.options
     if opts.malformed is not None:
         yield case.model_copy(update={"options": opts.model_copy(update={"malformed": None})})
@@ -146,7 +160,6 @@ def candidates(case: Case) -> Iterator[Case]:
                 yield case.model_copy(
                     update={"options": opts.model_copy(update={"forms": swapped})}
                 )
-    yield from _simpler(case)
 
 
 def _fewer_fields(case: Case) -> Iterator[Case]:

@@ -314,23 +314,7 @@ def fuzz_mode(
     shrunk: set[tuple[str, str]] = set()
     raised: set[tuple[str, str]] = set()
     left = {"examples": max_examples, "shrinks": SHRINK_PER_EXAMPLE * max_examples}
-
-    def check(example: Any) -> None:
-        spend = "examples" if _generating() else "shrinks"
-        if left[spend] <= 0:
-            if spend == "examples":
-                # Hypothesis's own count leaves out failing examples: reject the surplus
-                # unsent (it soon moves on to shrinking), rather than end the pass unshrunk.
-                reject()
-            raise _Spent(spend)
-        left[spend] -= 1
-        on_example() if spend == "examples" else on_shrink()
-        fresh = [v for v in judge(example) if v.key not in shrunk]
-        if fresh:
-            raised.add(fresh[0].key)
-            on_failure()
-            raise failure(fresh[0])
-
+    check = _property(judge, left, shrunk, raised, on_example, on_shrink, on_failure)
     for number in range(MAX_PASSES):
         if left["examples"] <= 0:
             break
@@ -350,6 +334,38 @@ def fuzz_mode(
         shrunk |= raised
         if len(raised) == before:
             break
+
+
+def _property(
+    judge: Callable[[Any], list[Violation]],
+    left: dict[str, int],
+    shrunk: set[tuple[str, str]],
+    raised: set[tuple[str, str]],
+    on_example: Callable[[], None],
+    on_shrink: Callable[[], None],
+    on_failure: Callable[[], None],
+) -> Callable[[Any], None]:
+    """The property a mode's passes run: each call spends one of the mode's examples (or shrink
+    steps) ``left``, judges the example and raises its first failure whose key is not in
+    ``shrunk``, that key added to ``raised``. A spent budget raises ``_Spent``."""
+
+    def check(example: Any) -> None:
+        spend = "examples" if _generating() else "shrinks"
+        if left[spend] <= 0:
+            if spend == "examples":
+                # Hypothesis's own count leaves out failing examples: reject the surplus
+                # unsent (it soon moves on to shrinking), rather than end the pass unshrunk.
+                reject()
+            raise _Spent(spend)
+        left[spend] -= 1
+        on_example() if spend == "examples" else on_shrink()
+        fresh = [v for v in judge(example) if v.key not in shrunk]
+        if fresh:
+            raised.add(fresh[0].key)
+            on_failure()
+            raise failure(fresh[0])
+
+    return check
 
 
 def _generating() -> bool:

@@ -173,6 +173,16 @@ def _read_answer(
             budget.spend(len(chunk))
 
 
+def _outgoing(body: dict[str, Any] | str, stream: bool) -> tuple[bytes, dict[str, str]]:
+    """The bytes and headers a request posts. The body is serialized here, not by httpx, so the
+    bytes sent are exactly ``json.dumps(body)`` (a malformed body's text, as it is)."""
+    content = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"}
+    if stream:
+        headers.update({"Accept": "text/event-stream", "Cache-Control": "no-store"})
+    return content, headers
+
+
 class LiveTransport:
     """Sends requests to an OpenAI-compatible server over one pooled ``httpx.Client``."""
 
@@ -233,11 +243,7 @@ class LiveTransport:
         def trace(event: str, _info: dict[str, Any]) -> None:
             traced.append(event)
 
-        # Serialized here, not by httpx, so the bytes sent are exactly ``json.dumps(body)``.
-        content = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-        headers = {"Content-Type": "application/json"}
-        if stream:
-            headers.update({"Accept": "text/event-stream", "Cache-Control": "no-store"})
+        content, headers = _outgoing(body, stream)
         status: int | None = None
         content_type, reason = "", ""
         answer_headers = httpx.Headers()

@@ -233,9 +233,24 @@ def test_only_the_judge_sends_a_relations_partner() -> None:
         "strategies/_relations.py",
         "oracles/_relation.py",
     }
+    # relations.py is the face over private modules, which only it imports.
+    private = {
+        f"agentfuzz.request.{name}"
+        for name in ("_pairing", "_prompt_relations", "_greedy_relations", "_special_tokens")
+    }
+    parts = ("relations", *(m.rsplit(".", 1)[1] for m in private))
     modules = {
         node.module
-        for node in ast.walk(ast.parse((PACKAGE / "request" / "relations.py").read_text()))
+        for part in parts
+        for node in ast.walk(ast.parse((PACKAGE / "request" / f"{part}.py").read_text()))
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agentfuzz")
     }
-    assert modules <= {"agentfuzz.model.history", "agentfuzz.request.surface"}
+    assert modules <= {"agentfuzz.model.history", "agentfuzz.request.surface", *private}
+    outside = {
+        _rel(path)
+        for path in _sources()
+        if path.parent.name != "request"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module in private
+    }
+    assert not outside
