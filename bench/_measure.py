@@ -23,7 +23,8 @@ import httpx
 from _common import ROOT, Row, Stopwatch, agentfuzz_command, served
 
 from agentfuzz import FuzzConfig, Report
-from agentfuzz.findings import store as findings
+from agentfuzz.findings.status import Status
+from agentfuzz.findings.store import FindingStore
 from agentfuzz.model.history import Api, Case
 from agentfuzz.reduce.reduction import case_size
 from agentfuzz.request.profiles import load_profile
@@ -150,7 +151,7 @@ def first_failure(seeds: int = 10, cap: int = 300) -> list[Row]:
             for seed in range(seeds):
                 seen = [0]
 
-                def progress(status: findings.Status, seen: list[int] = seen) -> None:
+                def progress(status: Status, seen: list[int] = seen) -> None:
                     seen[0] = status.examples
 
                 def stop(original: Any) -> Any:
@@ -161,7 +162,7 @@ def first_failure(seeds: int = 10, cap: int = 300) -> list[Row]:
 
                 config = _config(base, model, Path(tmp), api, stream, max_examples=cap, seed=seed)
                 with (
-                    wrapped(findings.FindingStore, "offer", stop),
+                    wrapped(FindingStore, "offer", stop),
                     Stopwatch() as clock,
                     contextlib.suppress(_FirstFinding),
                 ):
@@ -206,14 +207,14 @@ def _shrink_once(base: str, model: str, seed: int, where: Path) -> Shrink:
         return observe
 
     def watch(original: Any) -> Any:
-        def offer(self: findings.FindingStore, violation: Any, *args: Any, **kw: Any) -> None:
+        def offer(self: FindingStore, violation: Any, *args: Any, **kw: Any) -> None:
             original(self, violation, *args, **kw)
             log.append((calls[0], violation.key, self.by_key[violation.key].case))
 
         return offer
 
     config = _config(base, model, where / str(seed), "responses", True, seed=seed)
-    with wrapped(Target, "observe", count), wrapped(findings.FindingStore, "offer", watch):
+    with wrapped(Target, "observe", count), wrapped(FindingStore, "offer", watch):
         report: Report = campaign.run_unfolded(config)
     key = next(k for _, k, _ in log if k[0] == "empty_turn")
     final = next(f for f in report.findings if f.violation.key == key).case

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, served
 from _measure import _config
 
-from agentfuzz.runs import engine
+from agentfuzz.runs import campaign
 from agentfuzz.tape.replay import cassette_files, replay_cassette
 
 
@@ -108,9 +108,13 @@ def main() -> int:
     args = parser.parse_args()
     with served("fixed") as (base, model), tempfile.TemporaryDirectory() as tmp:
         warm = _config(base, model, Path(tmp), "chat", False, max_examples=20, seed=99)
-        engine.run(warm)
+        campaign.run_unfolded(warm)
         config = _config(base, model, Path(tmp), "chat", False, max_examples=args.examples, seed=1)
-        profile("1. engine.run chat/no-stream on `fixed`", lambda: engine.run(config), args.top)
+        profile(
+            "1. engine.run chat/no-stream on `fixed`",
+            lambda: campaign.run_unfolded(config),
+            args.top,
+        )
     files = cassette_files([ROOT / "cassettes"])
     for path in files:
         replay_cassette(path)

@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentfuzz.model.history import Case, UserMessage
+from agentfuzz.model.history import Api, Case, UserMessage
+from agentfuzz.model.modes import Mode
+from agentfuzz.model.modes import label as _label
 from agentfuzz.model.observation import Observation
 from agentfuzz.reduce.reduction import renamed, well_formed, with_items
 from agentfuzz.reduce.validity import flaws, repair
@@ -56,8 +58,8 @@ class Explained:
     cleared_by: dict[str, Any] | None = None
 
 
-def mode_label(api: str, stream: bool) -> str:
-    return f"{api}/{'stream' if stream else 'no-stream'}"
+def mode_label(api: Api, stream: bool) -> str:
+    return _label((api, stream))
 
 
 def _moved(case: Case, api: str, stream: bool, ids: Mapping[str, str] | None = None) -> Case:
@@ -125,9 +127,7 @@ def _own_shapes(case: Case, minted: Minted) -> Iterator[tuple[str, str, dict[str
         yield label, shape, ids
 
 
-def explain(
-    case: Case, fires: Fires, modes: Sequence[tuple[str, bool]], minted: Minted
-) -> Explained:
+def explain(case: Case, fires: Fires, modes: Sequence[Mode], minted: Minted) -> Explained:
     """``case`` made valid where the failure allows, the modes it reproduces on, and how its
     call ids came about (see the module's docstring)."""
     seen: Observation | None = None

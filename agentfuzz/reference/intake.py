@@ -1,4 +1,4 @@
-"""Request intake: raw chat or Responses JSON turned into one neutral ``Turn`` for the pipeline.
+"""Request intake: raw chat or Responses JSON read into one neutral ``Intake`` for the pipeline.
 
 Both endpoints end up as a chat-style message list, the way vLLM builds chat messages from a
 Responses ``input`` before templating. Input that no server could answer is refused with a
@@ -20,9 +20,9 @@ __all__ = [
     "BadRequest",
     "Call",
     "Choice",
+    "Intake",
     "Message",
     "ToolSpec",
-    "Turn",
     "parse_chat",
     "parse_responses",
 ]
@@ -74,7 +74,7 @@ class Choice:
 
 
 @dataclass
-class Turn:
+class Intake:
     """Everything the pipeline needs from one request."""
 
     api: Api
@@ -218,7 +218,7 @@ def _within_context(messages: list[Message]) -> None:
     )
 
 
-def parse_chat(body: Any) -> Turn:
+def parse_chat(body: Any) -> Intake:
     """Read a ``/v1/chat/completions`` body."""
     model, stream = _common(body)
     raw_messages = body.get("messages")
@@ -235,7 +235,7 @@ def parse_chat(body: Any) -> Turn:
             tools.append(_function_spec(tool.get("function"), None, where))
     choice = _choice(body.get("tool_choice"), tools, "chat")
     _within_context(messages)
-    return Turn("chat", model, messages, tools, choice, stream, read_knobs(body, "chat", stream))
+    return Intake("chat", model, messages, tools, choice, stream, read_knobs(body, "chat", stream))
 
 
 def _chat_message(raw: Any, i: int) -> Message:
@@ -263,7 +263,7 @@ def _chat_message(raw: Any, i: int) -> Message:
     return msg
 
 
-def parse_responses(body: Any) -> Turn:
+def parse_responses(body: Any) -> Intake:
     """Read a ``/v1/responses`` body (stateless: ``previous_response_id`` is refused)."""
     model, stream = _common(body)
     need(body.get("previous_response_id") is None, "previous_response_id is not supported")
@@ -282,7 +282,7 @@ def parse_responses(body: Any) -> Turn:
     choice = _choice(body.get("tool_choice"), tools, "responses")
     knobs = read_knobs(body, "responses", stream)
     _within_context(messages)
-    return Turn("responses", model, messages, tools, choice, stream, knobs)
+    return Intake("responses", model, messages, tools, choice, stream, knobs)
 
 
 def _input_items(items: list[Any], messages: list[Message]) -> None:

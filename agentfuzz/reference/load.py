@@ -8,7 +8,7 @@ is ``anyio.sleep``: no CPU is burnt while waiting, and any number of requests wa
 queue, so throughput stops growing at that many in flight, as a GPU server's does once its batch
 is full.
 
-``Meter``: an ASGI middleware counting the chat and Responses requests in flight (queued ones
+``Load``: an ASGI middleware counting the chat and Responses requests in flight (queued ones
 included), and for how long the server held each number of them. ``GET /load`` reads it, so a
 benchmark measures from the server's side how full the client kept it.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-__all__ = ["Meter", "Timing"]
+__all__ = ["Load", "Timing"]
 
 # The paths whose requests are metered (and queued under ``capacity``).
 _METERED = ("/v1/chat/completions", "/v1/responses")
@@ -52,7 +52,7 @@ class Timing:
         return self.per_token_ms * self.tokens(raw) / 1000 if self.per_token_ms > 0 else 0.0
 
 
-class Meter:
+class Load:
     """ASGI middleware: counts chat and Responses requests in flight and, under ``capacity``,
     lets only that many be worked on at once; answers ``GET /load`` with what it counted."""
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .behaviours import Behaviour, get_behaviour
-from .intake import Turn, parse_chat
+from .intake import Intake, parse_chat
 from .model import Constraint, generate
 from .parsers import SECTION_BEGIN, SECTION_END, Parsed, ParseFailure, parse_harmony, parse_kimi
 from .renumber import renumber
@@ -27,11 +27,11 @@ class Answer:
     rng: random.Random
 
 
-def _prompt(profile: Behaviour, turn: Turn) -> str:
-    messages = turn.messages
+def _prompt(profile: Behaviour, intake: Intake) -> str:
+    messages = intake.messages
     if profile.template == "kimi":
         messages = renumber(messages, profile.rewrite)
-    tools, allowed = turn.tools, turn.choice.allowed
+    tools, allowed = intake.tools, intake.choice.allowed
     if tools is not None and allowed is not None and not profile.ignore_allowed:
         # allowed_tools: the model is offered only those, the rest stay declared.
         tools = [t for t in tools if t.name in allowed]
@@ -49,21 +49,21 @@ def render_prompt(
     profile: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
 ) -> str:
     """Render chat-completions ``messages``/``tools`` exactly as the profile's server would."""
-    turn = parse_chat({"messages": messages, "tools": tools})
-    return _prompt(get_behaviour(profile), turn)
+    intake = parse_chat({"messages": messages, "tools": tools})
+    return _prompt(get_behaviour(profile), intake)
 
 
-def _constraint(profile: Behaviour, turn: Turn) -> Constraint:
-    if turn.choice.mode == "none":
+def _constraint(profile: Behaviour, intake: Intake) -> Constraint:
+    if intake.choice.mode == "none":
         return Constraint("none")
-    if turn.tools is None and not profile.leak_without_tools:
+    if intake.tools is None and not profile.leak_without_tools:
         # The fix for seed 004: with no tools declared, tool-call tokens are not allowed.
         return Constraint("none")
-    return Constraint(turn.choice.mode, turn.choice.name)
+    return Constraint(intake.choice.mode, intake.choice.name)
 
 
 def answer(
-    profile: Behaviour, turn: Turn, *, seed: int, temperature: float, counter: int
+    profile: Behaviour, intake: Intake, *, seed: int, temperature: float, counter: int
 ) -> Answer:
     """Run the pipeline; raises ``ParseFailure`` when the profile's parser gives up.
 
@@ -71,8 +71,8 @@ def answer(
     request (streamed or not) gives the same answer and the same ids; above 0 it is keyed by
     the seed and the request counter.
     """
-    prompt = _prompt(profile, turn)
-    constraint = _constraint(profile, turn)
+    prompt = _prompt(profile, intake)
+    constraint = _constraint(profile, intake)
     if temperature > 0:
         key = f"{seed}:{counter}"
     else:
@@ -81,9 +81,9 @@ def answer(
     rng = random.Random(key)
     raw = generate(profile.template, prompt, constraint, rng, temperature)
     if profile.stop_in_raw:
-        raw = _cut_raw(raw, turn)
-    names = [t.name for t in turn.tools or []]
-    if turn.tools is None and profile.leak_without_tools:
+        raw = _cut_raw(raw, intake)
+    names = [t.name for t in intake.tools or []]
+    if intake.tools is None and profile.leak_without_tools:
         # No tools, so no tool parser runs: whatever the model wrote is content.
         parsed = Parsed(content=raw)
     elif profile.template == "harmony":
@@ -92,14 +92,14 @@ def answer(
         parsed = parse_kimi(raw, names, profile.grammar, profile.miss)
     if profile.cut_quoted_names:
         parsed.calls = [replace(c, name=c.name.split('"')[0]) for c in parsed.calls]
-    if profile.relation_fault == "required_one_call" and turn.choice.mode == "required":
+    if profile.relation_fault == "required_one_call" and intake.choice.mode == "required":
         parsed.calls = parsed.calls[:1]
-    return Answer(prompt, raw, turn.knobs.apply(parsed), rng)
+    return Answer(prompt, raw, intake.knobs.apply(parsed), rng)
 
 
-def _cut_raw(raw: str, turn: Turn) -> str:
+def _cut_raw(raw: str, intake: Intake) -> str:
     """The planted fault: a stop string matched in the raw output, tool-call markup included."""
-    cut, stopped = turn.knobs.cut(raw)
+    cut, stopped = intake.knobs.cut(raw)
     if stopped and SECTION_BEGIN in cut and SECTION_END not in cut:
         raise ParseFailure(cut[cut.find(SECTION_BEGIN) :])
     return cut

@@ -15,14 +15,14 @@ from typing import Any
 
 from .behaviours import Behaviour
 from .chat_out import mint, pieces
-from .intake import Turn
+from .intake import Intake
 from .parsers import Parsed, prompt_tokens, written_tokens
 
 __all__ = ["output_items", "response_body", "response_error_events", "response_events"]
 
 
 def output_items(
-    profile: Behaviour, turn: Turn, parsed: Parsed, rng: random.Random, *, streaming: bool
+    profile: Behaviour, intake: Intake, parsed: Parsed, rng: random.Random, *, streaming: bool
 ) -> list[dict[str, Any]]:
     """The finished output items, with the ids this path puts on them."""
     items: list[dict[str, Any]] = []
@@ -49,7 +49,7 @@ def output_items(
                 "content": [part],
             }
         )
-    specs = {t.name: t for t in turn.tools or []}
+    specs = {t.name: t for t in intake.tools or []}
     for call in parsed.calls:
         # Harmony has no ids to parse; vLLM's streaming path mints its own (seed 000).
         minted = streaming and profile.stream_call_id == "call_hex16"
@@ -83,10 +83,10 @@ def _regenerate(profile: Behaviour, items: list[dict[str, Any]], rng: random.Ran
     return fresh
 
 
-def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
+def _tools_echo(intake: Intake) -> list[dict[str, Any]]:
     echo: list[dict[str, Any]] = []
     spaces: dict[str, dict[str, Any]] = {}
-    for spec in turn.tools or []:
+    for spec in intake.tools or []:
         fn = {
             "type": "function",
             "name": spec.inner,
@@ -109,27 +109,27 @@ def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
     return echo
 
 
-def _choice_echo(turn: Turn) -> Any:
-    if turn.choice.allowed is not None:
-        return turn.choice.raw
-    if turn.choice.mode != "named":
-        return turn.choice.mode
-    spec = next(t for t in turn.tools or [] if t.name == turn.choice.name)
+def _choice_echo(intake: Intake) -> Any:
+    if intake.choice.allowed is not None:
+        return intake.choice.raw
+    if intake.choice.mode != "named":
+        return intake.choice.mode
+    spec = next(t for t in intake.tools or [] if t.name == intake.choice.name)
     return {"type": "function", "name": spec.inner}
 
 
-def _envelope(turn: Turn, response_id: str, status: str, output: list[Any]) -> dict[str, Any]:
+def _envelope(intake: Intake, response_id: str, status: str, output: list[Any]) -> dict[str, Any]:
     cut = {"reason": "max_output_tokens"} if status == "incomplete" else None
     return {
         "id": response_id,
         "object": "response",
         "created_at": int(time.time()),
-        "model": turn.model,
+        "model": intake.model,
         "status": status,
         "output": output,
         "parallel_tool_calls": True,
-        "tool_choice": _choice_echo(turn),
-        "tools": _tools_echo(turn),
+        "tool_choice": _choice_echo(intake),
+        "tools": _tools_echo(intake),
         "error": None,
         "incomplete_details": cut,
         "metadata": {},
@@ -152,12 +152,12 @@ def _status(parsed: Parsed) -> str:
 
 
 def response_body(
-    profile: Behaviour, turn: Turn, prompt: str, parsed: Parsed, rng: random.Random
+    profile: Behaviour, intake: Intake, prompt: str, parsed: Parsed, rng: random.Random
 ) -> dict[str, Any]:
     """A non-streaming ``response`` object."""
     response_id = mint(rng, "resp_")
-    items = output_items(profile, turn, parsed, rng, streaming=False)
-    body = _envelope(turn, response_id, _status(parsed), items)
+    items = output_items(profile, intake, parsed, rng, streaming=False)
+    body = _envelope(intake, response_id, _status(parsed), items)
     body["usage"] = _usage(prompt, parsed)
     return body
 
@@ -173,25 +173,25 @@ class _Events:
         self.out.append((kind, json.dumps(payload)))
 
 
-def _start(turn: Turn, response_id: str) -> _Events:
+def _start(intake: Intake, response_id: str) -> _Events:
     events = _Events()
-    events.add("response.created", response=_envelope(turn, response_id, "in_progress", []))
-    events.add("response.in_progress", response=_envelope(turn, response_id, "in_progress", []))
+    events.add("response.created", response=_envelope(intake, response_id, "in_progress", []))
+    events.add("response.in_progress", response=_envelope(intake, response_id, "in_progress", []))
     return events
 
 
 def response_events(
-    profile: Behaviour, turn: Turn, prompt: str, parsed: Parsed, rng: random.Random
+    profile: Behaviour, intake: Intake, prompt: str, parsed: Parsed, rng: random.Random
 ) -> list[tuple[str, str]]:
     """The ``(event, data)`` pairs of a Responses stream, ending with ``response.completed``
     (``response.incomplete`` when the token budget cut the text)."""
     response_id = mint(rng, "resp_")
-    events = _start(turn, response_id)
-    items = output_items(profile, turn, parsed, rng, streaming=True)
+    events = _start(intake, response_id)
+    items = output_items(profile, intake, parsed, rng, streaming=True)
     for index, item in enumerate(items):
         _stream_item(events, index, item)
     final = _regenerate(profile, items, rng) if profile.regen_completed else items
-    done = _envelope(turn, response_id, _status(parsed), final)
+    done = _envelope(intake, response_id, _status(parsed), final)
     done["usage"] = _usage(prompt, parsed)
     events.add(f"response.{done['status']}", response=done)
     return events.out
@@ -244,8 +244,8 @@ def _stream_item(events: _Events, index: int, item: dict[str, Any]) -> None:
     events.add("response.output_item.done", output_index=index, item=item)
 
 
-def response_error_events(turn: Turn, markup: str, rng: random.Random) -> list[tuple[str, str]]:
+def response_error_events(intake: Intake, markup: str, rng: random.Random) -> list[tuple[str, str]]:
     """exo's failure stream: the response starts, then an ``error`` event carrying the markup."""
-    events = _start(turn, mint(rng, "resp_"))
+    events = _start(intake, mint(rng, "resp_"))
     events.add("error", message=markup, code="server_error", param=None)
     return events.out

@@ -24,8 +24,8 @@ from starlette.routing import Route
 from .behaviours import Behaviour, get_behaviour
 from .chat_out import chat_body, chat_error_events, chat_events
 from .faults import misanswer, misanswer_events, mishear, reframe
-from .intake import Turn, parse_chat, parse_responses
-from .load import Meter, Timing
+from .intake import Intake, parse_chat, parse_responses
+from .load import Load, Timing
 from .parsers import ParseFailure
 from .pipeline import answer
 from .refusal import BadRequest
@@ -74,9 +74,9 @@ class _Server:
         about = {"version": release, "server": "agentfuzz-reference", "profile": self.profile.name}
         return JSONResponse(about)
 
-    async def _turn(
+    async def _intake(
         self, request: Request, api: str, resolved: list[Any] | None = None
-    ) -> Turn | Response:
+    ) -> Intake | Response:
         raw = await request.body()
         if self.on_request is not None:
             # Proxy mode: the client compares this with what it sent, so record it as it came.
@@ -125,27 +125,31 @@ class _Server:
 
     async def chat(self, request: Request) -> Response:
         await self.timing.before()
-        turn = await self._turn(request, "chat")
-        if isinstance(turn, Response):
-            return turn
+        intake = await self._intake(request, "chat")
+        if isinstance(intake, Response):
+            return intake
         try:
-            got = answer(self.profile, turn, **self._knobs())
+            got = answer(self.profile, intake, **self._knobs())
         except BadRequest as exc:
             return _refusal(str(exc))
         except ParseFailure as failure:
             rng = _failure_rng(self.seed, str(failure))
-            if turn.stream:
+            if intake.stream:
                 return _sse(
-                    (None, data) for data in chat_error_events(turn.model, str(failure), rng)
+                    (None, data) for data in chat_error_events(intake.model, str(failure), rng)
                 )
             return PlainTextResponse("Internal Server Error", status_code=500)
         generating = self.timing.generating(got.raw)
-        if not turn.stream:
-            body = chat_body(self.profile, turn.model, got.prompt, got.parsed, got.rng, turn.knobs)
+        if not intake.stream:
+            body = chat_body(
+                self.profile, intake.model, got.prompt, got.parsed, got.rng, intake.knobs
+            )
             await _wait(generating)
             return JSONResponse(misanswer(body, self.profile.answer_fault))
-        usage_of = got.prompt if turn.knobs.include_usage else None
-        events = chat_events(self.profile, turn.model, got.parsed, got.rng, usage_of, turn.knobs)
+        usage_of = got.prompt if intake.knobs.include_usage else None
+        events = chat_events(
+            self.profile, intake.model, got.parsed, got.rng, usage_of, intake.knobs
+        )
         if self.profile.frame_fault == "no_done":
             events = events[:-1]
         framed = misanswer_events([(None, d) for d in events], self.profile.answer_fault)
@@ -154,28 +158,28 @@ class _Server:
     async def responses(self, request: Request) -> Response:
         await self.timing.before()
         resolved: list[Any] = []
-        turn = await self._turn(request, "responses", resolved)
-        if isinstance(turn, Response):
-            return turn
+        intake = await self._intake(request, "responses", resolved)
+        if isinstance(intake, Response):
+            return intake
         try:
-            got = answer(self.profile, turn, **self._knobs())
+            got = answer(self.profile, intake, **self._knobs())
         except BadRequest as exc:
             return _refusal(str(exc))
         except ParseFailure as failure:
-            if turn.stream:
+            if intake.stream:
                 rng = _failure_rng(self.seed, str(failure))
-                return _sse(response_error_events(turn, str(failure), rng))
+                return _sse(response_error_events(intake, str(failure), rng))
             return PlainTextResponse("Internal Server Error", status_code=500)
         generating = self.timing.generating(got.raw)
-        if not turn.stream:
-            body = response_body(self.profile, turn, got.prompt, got.parsed, got.rng)
+        if not intake.stream:
+            body = response_body(self.profile, intake, got.prompt, got.parsed, got.rng)
             if self.profile.crash_on_stored:
                 self.given.add(str(body["id"]))
             if resolved:
                 self._store(resolved[0], body)
             await _wait(generating)
             return JSONResponse(misanswer(body, self.profile.answer_fault))
-        events = response_events(self.profile, turn, got.prompt, got.parsed, got.rng)
+        events = response_events(self.profile, intake, got.prompt, got.parsed, got.rng)
         if self.profile.crash_on_stored:
             # The first event, response.created, names the answer.
             self.given.add(str(json.loads(events[0][1])["response"]["id"]))
@@ -275,7 +279,7 @@ def create_app(
     per_token_ms: float = 0,
     capacity: int | None = None,
     on_request: Callable[[str, bytes], None] | None = None,
-) -> Meter:
+) -> Load:
     """The reference server for one behaviour profile (``UnknownBehaviour`` for a bad name), as
     an ASGI app.
 
@@ -296,7 +300,7 @@ def create_app(
         Route("/v1/chat/completions", server.chat, methods=["POST"]),
         Route("/v1/responses", server.responses, methods=["POST"]),
     ]
-    return Meter(Starlette(routes=routes), capacity)
+    return Load(Starlette(routes=routes), capacity)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentfuzz.model.files import write_atomically
 from agentfuzz.reports._ids import family
-from agentfuzz.reports._model import API_MODES, Finding, Run
+from agentfuzz.reports._model import API_MODES, FindingView, Run
 from agentfuzz.reports._model import as_dict as _dict
 from agentfuzz.reports._model import as_list as _list
 from agentfuzz.reports._text import facts, headline, resend_lines
@@ -104,7 +104,7 @@ def _cell(kinds: tuple[str, ...], ran: bool, known: bool) -> str:
     return ("✓" if known else "?") if ran else "–"
 
 
-def _finding(f: Finding) -> list[str]:
+def _finding(f: FindingView) -> list[str]:
     rate = f.row.reproduced + (" (flaky)" if f.row.flaky else "")
     out = [
         f"### #{f.number} {_md(f.row.oracle)}: {_md(f.row.message)}",
@@ -138,7 +138,7 @@ def _finding(f: Finding) -> list[str]:
     return [*out, ""]
 
 
-def _all_modes(f: Finding) -> list[str]:
+def _all_modes(f: FindingView) -> list[str]:
     return sorted({m for s in f.symptoms for m in s.modes})
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from agentfuzz.model.modes import ALL_MODES, label
 from agentfuzz.model.summary import FindingRow, Summary
 
-__all__ = ["API_MODES", "Finding", "Run", "Symptom", "as_dict", "as_list", "gather"]
+__all__ = ["API_MODES", "FindingView", "Run", "SymptomView", "as_dict", "as_list", "gather"]
 
 # The matrix's columns: every api/stream combination, in the order the fuzzer runs them.
 API_MODES: tuple[str, ...] = tuple(label(m) for m in ALL_MODES)
@@ -27,9 +27,10 @@ _MODE = re.compile(r"(?:(synthetic|session) )?(chat|responses)[/-](stream|no-str
 
 
 @dataclass(frozen=True)
-class Symptom:
-    """One oracle's verdict on a finding's minimal request, and the modes it was seen on, as
-    the summary names modes (``chat/stream``, ``session responses/no-stream``)."""
+class SymptomView:
+    """A summary ``Symptom`` as the reports show it: one oracle's verdict on a finding's
+    minimal request, and the modes it was seen on, as the summary names modes
+    (``chat/stream``, ``session responses/no-stream``)."""
 
     oracle: str
     signature: str
@@ -42,16 +43,17 @@ class Symptom:
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One distinct failure: its summary row, its bundle's ``repro.json`` (``{}`` when it
-    cannot be read) and the session transcript that found it, if any."""
+class FindingView:
+    """One distinct failure as the reports show it: its summary row, its bundle's
+    ``repro.json`` (``{}`` when it cannot be read) and the session transcript that found it,
+    if any."""
 
     number: int
     row: FindingRow
     bundle: Path
     doc: dict[str, Any]
     session: list[dict[str, Any]]
-    symptoms: tuple[Symptom, ...]
+    symptoms: tuple[SymptomView, ...]
 
     @property
     def kind(self) -> str:
@@ -74,7 +76,7 @@ class Run:
     """A run as the reports see it."""
 
     summary: Summary
-    findings: tuple[Finding, ...]
+    findings: tuple[FindingView, ...]
     # The summary's ``run`` block (command, seed, profile, version, target) when it has one.
     about: dict[str, Any]
 
@@ -106,17 +108,17 @@ def _read(path: Path) -> Any:
         return None
 
 
-def _finding(number: int, row: FindingRow) -> Finding:
+def _finding(number: int, row: FindingRow) -> FindingView:
     bundle = Path(row.bundle)
     doc = _read(bundle / "repro.json")
     doc = doc if isinstance(doc, dict) else {}
     session = _read(bundle / "session.json")
     turns = session.get("turns") if isinstance(session, dict) else None
     turns = [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
-    return Finding(number, row, bundle, doc, turns, _symptoms(row, doc))
+    return FindingView(number, row, bundle, doc, turns, _symptoms(row, doc))
 
 
-def _symptoms(row: FindingRow, doc: dict[str, Any]) -> tuple[Symptom, ...]:
+def _symptoms(row: FindingRow, doc: dict[str, Any]) -> tuple[SymptomView, ...]:
     """The symptoms the summary row lists, else those the bundle lists, else the one the row
     names, seen on the modes the row or bundle says (or the mode its request went out in)."""
     for listed in (getattr(row, "symptoms", None), doc.get("symptoms")):
@@ -133,19 +135,19 @@ def _symptoms(row: FindingRow, doc: dict[str, Any]) -> tuple[Symptom, ...]:
         by_session = isinstance(case, dict) and case.get("session") is not None
         kind = "session " if by_session or _has_session(row) else ""
         modes = (kind + label((doc["api"], doc["stream"])),)
-    return (Symptom(row.oracle, row.signature, row.message, modes),)
+    return (SymptomView(row.oracle, row.signature, row.message, modes),)
 
 
 def _has_session(row: FindingRow) -> bool:
     return (Path(row.bundle) / "session.json").is_file()
 
 
-def _symptom(entry: Any) -> Symptom | None:
+def _symptom(entry: Any) -> SymptomView | None:
     if hasattr(entry, "model_dump"):
         entry = entry.model_dump()
     if not isinstance(entry, dict) or not isinstance(entry.get("oracle"), str):
         return None
-    return Symptom(
+    return SymptomView(
         oracle=entry["oracle"],
         signature=str(entry.get("signature", entry["oracle"])),
         message=str(entry.get("message", "")),
@@ -166,9 +168,12 @@ def _modes(given: Any) -> tuple[str, ...]:
     ``chat-stream``) or of ``{"api", "stream", "kind"?}`` objects; anything else is dropped."""
     modes: list[str] = []
     for entry in given if isinstance(given, (list, tuple)) else []:
-        if isinstance(entry, dict) and isinstance(entry.get("stream"), bool):
-            stream = "stream" if entry["stream"] else "no-stream"
-            entry = f"{entry.get('kind') or ''} {entry.get('api')}/{stream}"
+        if (
+            isinstance(entry, dict)
+            and entry.get("api") in ("chat", "responses")
+            and isinstance(entry.get("stream"), bool)
+        ):
+            entry = f"{entry.get('kind') or ''} {label((entry['api'], entry['stream']))}"
         if isinstance(entry, str) and _MODE.fullmatch(entry.strip()):
             kind, api_mode = _split(entry)
             name = f"session {api_mode}" if kind == "session" else api_mode

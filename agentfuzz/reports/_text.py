@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentfuzz.reports._model import Finding, Run
+from agentfuzz.reports._model import FindingView, Run
 
 __all__ = ["facts", "headline", "resend_lines"]
 
@@ -71,7 +71,7 @@ def headline(run: Run) -> list[str]:
     return lines
 
 
-def resend_lines(f: Finding) -> list[tuple[str, str]]:
+def resend_lines(f: FindingView) -> list[tuple[str, str]]:
     """What to do next with a finding, as (what, command or path), for the files its bundle
     has: the issue text to paste, the re-send, the regression test."""
     steps = []

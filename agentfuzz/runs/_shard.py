@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from agentfuzz.errors import TargetUnreachable
-from agentfuzz.findings.store import Status
+from agentfuzz.findings.status import Status
 from agentfuzz.model.files import write_atomically
+from agentfuzz.runs.campaign import RunBroke, run_unfolded
 from agentfuzz.runs.config import FuzzConfig, ShardSpec
-from agentfuzz.runs.engine import RunBroke, run
 
 # Seconds between two writes of a shard's progress file, for a process of up to BEACON_SHARDS
 # shards; a process of more writes each less often (128 shards: every 8 s), so that the files
@@ -98,7 +98,7 @@ def _shard(spec: ShardSpec, shard: int, halt: threading.Event, beside: int = 1) 
     every = BEACON_EVERY * max(1.0, beside / BEACON_SHARDS)
     beacon = _Beacon(config.out / "progress.json", every)
     try:
-        report = run(config, beacon, stop=halt.is_set)
+        report = run_unfolded(config, beacon, stop=halt.is_set)
     except RunBroke as broke:
         report = broke.report
     except BaseException as exc:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentfuzz.findings.bundle import claimed_dir
-from agentfuzz.findings.store import Status
+from agentfuzz.findings.status import Status
 from agentfuzz.model.summary import Coverage, FailedShard, FindingRow, Latency, Summary, TurnRow
 from agentfuzz.oracles import suspect
 from agentfuzz.runs.config import FuzzConfig, ShardSpec

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentfuzz.model.history import Case
+from agentfuzz.model.modes import slug
 from agentfuzz.model.observation import BackendRequest, Observation, SSEEvent, Violation
 from agentfuzz.transport.cassette import (
     CassetteError,
@@ -157,9 +158,8 @@ def record_example(folder: Path, recorded: Sequence[Recorded], about: dict[str, 
     for item in recorded:
         # The bytes sent: LiveTransport sends exactly json.dumps of the request.
         digest.update(json.dumps(item.observation.exchange.request).encode())
-    mode = f"{first.api}-{'stream' if first.stream else 'no-stream'}"
     about = about | {"api": first.api, "stream": first.stream}
-    name = f"{about['kind']}-{mode}-{digest.hexdigest()[:12]}.yaml"
+    name = f"{about['kind']}-{slug((first.api, first.stream))}-{digest.hexdigest()[:12]}.yaml"
     write_cassette(folder / name, recorded, about)
 
 

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from agentfuzz.findings.store import fold
+from agentfuzz.findings.fold import fold
 from agentfuzz.model.summary import FindingRow, Summary
 
 

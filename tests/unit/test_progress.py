@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from agentfuzz.cli.progress import Watch, failures_text, shrink_text
-from agentfuzz.findings.store import FindingStore, Status
+from agentfuzz.findings.status import Status
+from agentfuzz.findings.store import FindingStore
 from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.model.observation import Exchange, Observation, Violation
 from agentfuzz.runs.workers import groups, merged_status

@@ -9,7 +9,7 @@ import anyio
 import httpx
 
 from agentfuzz.reference import serve_in_thread
-from agentfuzz.reference.load import Meter, Timing
+from agentfuzz.reference.load import Load, Timing
 
 
 def test_capacity_lets_that_many_work_at_once_and_counts_the_queue() -> None:
@@ -22,7 +22,7 @@ def test_capacity_lets_that_many_work_at_once_and_counts_the_queue() -> None:
         await released[0].wait()
         inside["now"] -= 1
 
-    meter = Meter(app, capacity=3)
+    load = Load(app, capacity=3)
     levels: list[int] = []
 
     async def main() -> None:
@@ -30,16 +30,16 @@ def test_capacity_lets_that_many_work_at_once_and_counts_the_queue() -> None:
         scope = {"type": "http", "path": "/v1/chat/completions"}
         async with anyio.create_task_group() as tasks:
             for _ in range(8):
-                tasks.start_soon(meter, scope, None, None)
-            while meter.level < 8:
+                tasks.start_soon(load, scope, None, None)
+            while load.level < 8:
                 await anyio.sleep(0)
-            levels.append(meter.snapshot()["in_flight"])
+            levels.append(load.snapshot()["in_flight"])
             released[0].set()
 
     anyio.run(main)
     assert inside["most"] == 3
     assert levels == [8]
-    done = meter.snapshot()
+    done = load.snapshot()
     assert done["served"] == 8 and done["in_flight"] == 0
     assert len(done["time_at"]) == 9  # it held 0 to 8 in flight
 

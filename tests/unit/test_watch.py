@@ -12,7 +12,7 @@ from rich.console import Console
 
 from agentfuzz.cli import progress as _progress
 from agentfuzz.cli.progress import Watch
-from agentfuzz.findings.store import Status
+from agentfuzz.findings.status import Status
 
 
 class _Sink(io.StringIO):
