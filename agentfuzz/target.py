@@ -5,8 +5,9 @@ sends a recorded body as it is. Every exchange carries its own recording (what w
 bytes read), so the one that failed goes into its bundle's cassette as it came. With a record
 mode, parts of a campaign play from (or record into) cassettes: ``with target.cassette(path,
 about):`` for each part. In proxy mode a ``BackendLog`` behind the proxy gives each observation
-the request bodies the backend received while it was in flight. Requests related to a case
-(its stream-flipped twin) are the judge's business (``judge.py``): each is one more ``observe``.
+the request bodies the backend received while it was in flight, read back as cases. Requests
+related to a case (its stream-flipped twin) are the judge's business (``judge.py``): each is one
+more ``observe``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from agentfuzz.dialects import assemble, build_request, wire_body
+from agentfuzz.dialects import assemble, build_request, proxied, wire_body
 from agentfuzz.errors import ModelListError
 from agentfuzz.model.history import Case
 from agentfuzz.model.modes import label
@@ -162,7 +163,7 @@ class Target:
             self.backend.take()
         obs = self.resend(path, body, case.stream)
         if self.backend is not None:
-            obs = dataclasses.replace(obs, backend=self.backend.take())
+            obs = proxied(obs, self.backend.take())
         self.answered += 1
         exchange = obs.exchange
         mode = label((case.api, case.stream))

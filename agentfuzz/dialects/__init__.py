@@ -2,7 +2,8 @@
 
 ``chat`` speaks ``/v1/chat/completions``, ``responses`` speaks ``/v1/responses``. Paths are
 relative to the base URL, which (as in the openai SDK) already ends in ``/v1``. ``importing``
-goes the other way: a captured body (or session) back to a ``Case``.
+goes the other way: a captured body (or session) back to a ``Case``; ``proxied`` reads proxy
+mode's bodies (the client's, the backend's) that way for the proxy oracle.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agentfuzz.dialects.importing import (
     parse_request,
     parse_text,
 )
+from agentfuzz.dialects.proxied import proxied
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Exchange, Observation
 
@@ -29,6 +31,7 @@ __all__ = [
     "parse_jsonl",
     "parse_request",
     "parse_text",
+    "proxied",
     "wire_body",
 ]
 

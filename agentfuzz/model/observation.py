@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentfuzz.model.history import Case
+
 __all__ = [
     "NOT_SERVED",
     "BackendRequest",
@@ -112,10 +114,15 @@ class ItemSighting:
 
 @dataclass(frozen=True)
 class BackendRequest:
-    """One request body the backend behind a proxy received (proxy mode), with its URL path."""
+    """One request body the backend behind a proxy received (proxy mode), with its URL path.
+
+    ``read`` is the body as the importer reads it (``dialects.proxied``): a case, or the
+    one-line reason it cannot be read; None until the pipeline has read it.
+    """
 
     path: str
     body: dict[str, Any]
+    read: Case | str | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,9 @@ class Observation:
     others: tuple[str, ...] = ()
     # Proxy mode: what the backend received while this request was in flight (None otherwise).
     backend: tuple[BackendRequest, ...] | None = None
+    # Proxy mode: the body the client sent the proxy, read as the backend's are (a case, or why
+    # the importer cannot read it); None outside proxy mode and for a raw body.
+    sent: Case | str | None = None
     # The answers to the requests related to this one (``request.relations``), in the order
     # they were sent: a partner the case's relation derives, and under ``--differential`` the
     # same request with ``stream`` flipped.

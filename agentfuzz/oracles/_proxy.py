@@ -1,8 +1,9 @@
 """Proxy fidelity: what the backend behind a proxy received, against what the client sent.
 
-Both bodies, chat or Responses (a proxy may translate one into the other), are read back into a
-``History`` by the importer and flattened into one dialect-neutral sequence of messages, calls
-and tool results. The two sequences are aligned on content alone (role and text, tool name and
+Both bodies, chat or Responses (a proxy may translate one into the other), come read back into
+cases by the pipeline (``dialects.proxied``: ``Observation.sent``, ``BackendRequest.read``); here
+each history is flattened into one dialect-neutral sequence of messages, calls and tool
+results. The two sequences are aligned on content alone (role and text, tool name and
 arguments, result output), never on ids, so an id a proxy changed still lines up with the one
 the client sent. Then ids, pairing, losses and additions are compared along that alignment.
 
@@ -31,18 +32,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
-from agentfuzz.dialects.importing import parse_request
-from agentfuzz.errors import InputError
-from agentfuzz.model.history import (
-    Api,
-    Case,
-    Options,
-    SystemMessage,
-    Tool,
-)
-from agentfuzz.model.observation import BackendRequest, Observation, Violation
+from agentfuzz.model.history import Case, Options, Tool
+from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.oracles._common import one_line
 from agentfuzz.oracles._proxy_align import (
     Entry,
@@ -312,25 +304,6 @@ def _stored(sent: list[Entry], matched: dict[int, int], size: int) -> int:
     return min(starts, default=size)
 
 
-def _read(body: dict[str, Any], api: Api) -> Case:
-    """A body as a case, Responses ``instructions`` as the leading system message a translation
-    to chat makes of them. Raises ``InputError``."""
-    case = parse_request(body, api)
-    instructions = case.options.fields.get("instructions")
-    if not isinstance(instructions, str):
-        return case
-    items = (SystemMessage(text=instructions), *case.history.items)
-    return case.model_copy(update={"history": case.history.model_copy(update={"items": items})})
-
-
-def _backend_case(request: BackendRequest) -> Case | str:
-    api: Api = "responses" if request.path.rstrip("/").endswith("/responses") else "chat"
-    try:
-        return _read(request.body, api)
-    except InputError as exc:
-        return str(exc)
-
-
 @register(
     "proxy_fidelity",
     expected="What the backend receives is what the client sent: ids, pairing and "
@@ -360,15 +333,14 @@ def proxy_fidelity(case: Case, obs: Observation) -> Iterator[Violation]:
                 f"{ex.url}",
             )
         return
-    if not isinstance(ex.request, dict):
-        return  # a raw body has no structure to compare
-    try:
-        sent = _read(ex.request, "responses" if obs.api == "responses" else "chat")
-    except InputError:
-        return  # a body the importer cannot read back cannot be compared
+    sent = obs.sent
+    if not isinstance(sent, Case):
+        return  # a raw body, or one the importer cannot read back, cannot be compared
     seen: set[str] = set()
     for request in obs.backend:
-        got = _backend_case(request)
+        got = request.read
+        if got is None:
+            continue  # not read by the pipeline: nothing to compare
         if isinstance(got, str):
             found = [
                 _finding(

@@ -2,8 +2,8 @@
 oracle), offline: bodies come from the cassette (``cassette_codec`` reads and checks it), re-split
 at seeded random byte boundaries; the recorded answers to related requests are read back the same
 way and attached as ``Observation.related``, recorded backend requests as
-``Observation.backend``. Also a bundle's replay and its live re-send (the related requests with
-it).
+``Observation.backend``, read as the target reads them live. Also a bundle's replay and its
+live re-send (the related requests with it).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentfuzz import oracles
+from agentfuzz.dialects import proxied
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, Related, Violation
 from agentfuzz.tape.codec import load_turns
@@ -88,7 +89,7 @@ def replay_cassette(path: Path, seed: int | None = 0, recording: bool = False) -
             route, stream = urlsplit(turn.uri).path, turn.case.stream
             obs = target.resend(route, turn.body, stream, turn.failure)
             if turn.backend is not None:
-                obs = dataclasses.replace(obs, backend=turn.backend)
+                obs = proxied(obs, turn.backend)
             if turn.related:
                 related = tuple(
                     Related(r["relation"], _replay_related(r, rng)) for r in turn.related

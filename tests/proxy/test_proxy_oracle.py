@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agentfuzz import oracles
+from agentfuzz.dialects import proxied
 from agentfuzz.model.history import Case, History
 from agentfuzz.model.observation import BackendRequest, Exchange, Observation
 
@@ -67,7 +68,8 @@ def _check(
 ) -> list[tuple[str, str]]:
     exchange = Exchange(url=f"http://proxy{sent_path}", request=sent, stream=False, status=status)
     backend = tuple(BackendRequest(got_path, body) for body in got)
-    obs = Observation(exchange=exchange, backend=backend)
+    # Read as the pipeline reads them (the target live, the replay from a cassette).
+    obs = proxied(Observation(exchange=exchange), backend)
     return [(v.signature, v.message) for v in oracles.check(CASE, obs, only=["proxy_fidelity"])]
 
 
@@ -309,11 +311,13 @@ def test_a_body_the_backend_cannot_read() -> None:
         json.dumps({"prompt": "not chat"})
         in oracles.check(
             CASE,
-            Observation(
-                exchange=Exchange(
-                    url="http://p/v1/chat/completions", request=_chat_body(), stream=False
+            proxied(
+                Observation(
+                    exchange=Exchange(
+                        url="http://p/v1/chat/completions", request=_chat_body(), stream=False
+                    )
                 ),
-                backend=(BackendRequest(CHAT, {"prompt": "not chat"}),),
+                (BackendRequest(CHAT, {"prompt": "not chat"}),),
             ),
         )[0].evidence
     )

@@ -115,8 +115,29 @@ def test_the_data_model_and_the_errors_import_nothing_above_them() -> None:
     for path in (PACKAGE / "model").rglob("*.py"):
         assert _parts(path) <= {"model"}, path
     assert _parts(PACKAGE / "errors.py") == set()
-    for name in ("history.py", "observation.py"):
-        assert _parts(PACKAGE / "model" / name) == set(), name
+    assert _agentfuzz_modules(PACKAGE / "model" / "history.py") == set()
+    # An observation carries proxy mode's bodies read back as cases: history is all it needs.
+    assert _agentfuzz_modules(PACKAGE / "model" / "observation.py") == {"agentfuzz.model.history"}
+
+
+def _agentfuzz_modules(path: Path) -> set[str]:
+    """The agentfuzz modules a module imports from (``from agentfuzz.x import y`` names x)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {name for name in found if name.split(".")[0] == "agentfuzz"}
+
+
+def test_the_oracles_judge_what_they_are_given_and_read_no_wire_body() -> None:
+    """Reading a body into a case is the dialects' work, done by the pipeline (the target, the
+    replay) before any oracle runs: no oracle imports a dialect."""
+    wrong = [
+        _rel(path) for path in (PACKAGE / "oracles").rglob("*.py") if "dialects" in _parts(path)
+    ]
+    assert wrong == []
 
 
 def test_reference_server_shares_no_code_with_the_client_side() -> None:
