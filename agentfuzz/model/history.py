@@ -16,6 +16,7 @@ __all__ = [
     "AssistantMessage",
     "Case",
     "ForeignItem",
+    "Frozen",
     "History",
     "Item",
     "Options",
@@ -31,11 +32,13 @@ __all__ = [
 Api = Literal["chat", "responses"]
 
 
-class _Frozen(BaseModel):
+class Frozen(BaseModel):
+    """A value that never changes once made, and takes no field it does not name."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class Tool(_Frozen):
+class Tool(Frozen):
     """A function the client declares. ``namespace`` groups it (Responses ``namespace`` tools).
 
     ``strict``: the function's ``strict`` flag (structured arguments); None leaves it out of a
@@ -54,7 +57,7 @@ class Tool(_Frozen):
         return f"{self.namespace}__{self.name}" if self.namespace else self.name
 
 
-class ToolCall(_Frozen):
+class ToolCall(Frozen):
     """One call an assistant made. ``arguments`` is raw: it may be malformed on purpose.
 
     ``id`` is the call id (chat ``id``, Responses ``call_id``); ``item_id`` is the Responses
@@ -72,12 +75,12 @@ class ToolCall(_Frozen):
         return f"{self.namespace}__{self.name}" if self.namespace else self.name
 
 
-class UserMessage(_Frozen):
+class UserMessage(Frozen):
     kind: Literal["user"] = "user"
     text: str
 
 
-class SystemMessage(_Frozen):
+class SystemMessage(Frozen):
     """A system prompt (or a ``developer`` one), sent in place like any other message."""
 
     kind: Literal["system"] = "system"
@@ -85,7 +88,7 @@ class SystemMessage(_Frozen):
     role: Literal["system", "developer"] = "system"
 
 
-class AssistantMessage(_Frozen):
+class AssistantMessage(Frozen):
     """An assistant turn: text, optional reasoning, and any number of (parallel) tool calls."""
 
     kind: Literal["assistant"] = "assistant"
@@ -94,7 +97,7 @@ class AssistantMessage(_Frozen):
     tool_calls: tuple[ToolCall, ...] = ()
 
 
-class ToolResult(_Frozen):
+class ToolResult(Frozen):
     """A tool's output, paired to its call by ``call_id`` (an orphan when no call matches)."""
 
     kind: Literal["tool_result"] = "tool_result"
@@ -102,7 +105,7 @@ class ToolResult(_Frozen):
     output: str
 
 
-class ReasoningItem(_Frozen):
+class ReasoningItem(Frozen):
     """A standalone reasoning item (Responses ``reasoning``; chat folds it into the next turn)."""
 
     kind: Literal["reasoning"] = "reasoning"
@@ -110,7 +113,7 @@ class ReasoningItem(_Frozen):
     id: str | None = None
 
 
-class ForeignItem(_Frozen):
+class ForeignItem(Frozen):
     """A history entry agentfuzz does not model, kept in the case's own wire form: a past
     call to a hosted tool (``web_search_call``…), a past custom tool call or its output, or
     whatever else a captured request carried. Builders send ``body`` as it is; oracles that
@@ -126,7 +129,7 @@ Item = Annotated[
 ]
 
 
-class History(_Frozen):
+class History(Frozen):
     """Declared tools and the conversation so far; the server answers the next turn.
 
     ``foreign_tools`` are declarations that are not functions (a hosted tool, a custom tool),
@@ -151,7 +154,7 @@ class History(_Frozen):
 ToolChoice = Literal["auto", "none", "required"] | str
 
 
-class Options(_Frozen):
+class Options(Frozen):
     """Request knobs. A ``tool_choice`` that is not auto/none/required names a function.
 
     ``fields`` are top-level fields of the api's own wire form (``stop``, ``n``,
@@ -172,7 +175,7 @@ class Options(_Frozen):
     malformed: str | None = None
 
 
-class Provenance(_Frozen):
+class Provenance(Frozen):
     """Where a session-mode request came from. It never changes the request body; the
     session oracles read it.
 
@@ -190,7 +193,7 @@ class Provenance(_Frozen):
     context: tuple[Item, ...] = ()
 
 
-class Case(_Frozen):
+class Case(Frozen):
     """One request to make: a history, the knobs, and which api and stream mode to use.
 
     ``session`` is set on requests a session sent (see ``Provenance``), None on synthetic ones.

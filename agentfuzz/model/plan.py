@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from agentfuzz.model.history import Api, Tool
+from agentfuzz.model.history import Api, Frozen, Tool
 
 __all__ = ["CHAINS", "POLICIES", "RESULT_KINDS", "Chain", "Plan", "Policy", "ResultKind", "Step"]
 
@@ -54,11 +54,7 @@ Chain = Literal["own", "other"]
 CHAINS: tuple[Chain, ...] = ("own", "other")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Step(_Frozen):
+class Step(Frozen):
     """One request of a session and what the client does with its answer.
 
     ``ask`` is the tool the user message names (an index into the plan's tools, taken modulo
@@ -90,7 +86,7 @@ class Step(_Frozen):
     choice: str | None = None
 
 
-class Plan(_Frozen):
+class Plan(Frozen):
     """A whole session: the tools declared, the api and stream mode it starts in, the steps."""
 
     tools: tuple[Tool, ...]

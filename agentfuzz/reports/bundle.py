@@ -180,7 +180,13 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
         "```",
     ]
     lines += _related(doc)
-    lines += [
+    lines += _resend_and_regression(folder)
+    return "\n".join(lines)
+
+
+def _resend_and_regression(folder: str) -> list[str]:
+    """How a maintainer re-sends the request, and keeps it as a regression test."""
+    return [
         "",
         "## Re-send it",
         "",
@@ -202,4 +208,3 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
         "shows the fault. Live it re-sends the request and passes once the server is fixed.",
         "",
     ]
-    return "\n".join(lines)
