@@ -15,7 +15,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentfuzz.findings.store import Finding, Report, Status
+    from agentfuzz.findings.finding import Finding
+    from agentfuzz.findings.report import Report
+    from agentfuzz.findings.status import Status
     from agentfuzz.judge.judge import Judge, Verdict
     from agentfuzz.model.history import (
         AssistantMessage,
@@ -34,8 +36,8 @@ if TYPE_CHECKING:
     from agentfuzz.oracles import check, register
     from agentfuzz.oracles import names as oracle_names
     from agentfuzz.request.profiles import Profile, list_profiles, load_profile
+    from agentfuzz.runs.campaign import run
     from agentfuzz.runs.config import FuzzConfig
-    from agentfuzz.runs.engine import run
     from agentfuzz.strategies import cases, plans
     from agentfuzz.tape.replay import replay_bundle, replay_cassette, resend_bundle
     from agentfuzz.target import Target
@@ -47,7 +49,7 @@ _HOMES = {
     "AssistantMessage": ("model.history", "AssistantMessage"),
     "Case": ("model.history", "Case"),
     "Exchange": ("model.observation", "Exchange"),
-    "Finding": ("findings.store", "Finding"),
+    "Finding": ("findings.finding", "Finding"),
     "FuzzConfig": ("runs.config", "FuzzConfig"),
     "History": ("model.history", "History"),
     "Judge": ("judge.judge", "Judge"),
@@ -55,8 +57,8 @@ _HOMES = {
     "Options": ("model.history", "Options"),
     "Profile": ("request.profiles", "Profile"),
     "ReasoningItem": ("model.history", "ReasoningItem"),
-    "Report": ("findings.store", "Report"),
-    "Status": ("findings.store", "Status"),
+    "Report": ("findings.report", "Report"),
+    "Status": ("findings.status", "Status"),
     "Summary": ("model.summary", "Summary"),
     "SystemMessage": ("model.history", "SystemMessage"),
     "Target": ("target", "Target"),
@@ -76,7 +78,7 @@ _HOMES = {
     "replay_bundle": ("tape.replay", "replay_bundle"),
     "replay_cassette": ("tape.replay", "replay_cassette"),
     "resend_bundle": ("tape.replay", "resend_bundle"),
-    "run": ("runs.engine", "run"),
+    "run": ("runs.campaign", "run"),
 }
 
 __all__ = [

@@ -7,6 +7,7 @@ from pathlib import Path
 from agentfuzz import FuzzConfig, Status, run
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.request.profiles import load_profile
+from agentfuzz.runs.campaign import run_unfolded
 
 from .quality.planted_server import BUGS, planted_server
 
@@ -29,7 +30,8 @@ def _config(url: str, out: Path) -> FuzzConfig:
 def test_progress_follows_examples_failures_and_shrinking(tmp_path: Path) -> None:
     seen: list[Status] = []
     with planted_server(PLANTED) as url:
-        report = run(_config(url, tmp_path), seen.append)
+        # The engine's findings, one per distinct failure, as progress counts them (unfolded).
+        report = run_unfolded(_config(url, tmp_path), seen.append)
     examples = [s.examples for s in seen]
     assert examples == sorted(examples)
     assert examples[-1] == sum(report.examples.values())

@@ -2,10 +2,12 @@
 ``profiles`` and ``oracles``.
 
 One module per command (``fuzz.py``, ``reduce.py``, ``replay.py``, ``serve.py``, ``proxy.py``;
-the two listings in ``listing.py``), the summary's rendering (``_render.py``), the click group
-(``_group.py``), its config file (``_config.py``), what help says beyond click (``_help.py``)
-and what every command shares (``_common.py``: the exit codes, one-line failures, the shared
-option checks).
+the two listings in ``listing.py``); ``fuzz``'s options and their checks (``_fuzz_options.py``,
+``_preflight.py``); the options several commands share (``_options.py``); the summary's
+rendering (``_render.py``), the click group (``_group.py``), its config file (``_config.py``),
+what help says beyond click (``_help.py``) and what every command shares (``_common.py``: the
+one-line failures, the shared option checks, the embedded reference server, the signals). A
+command parses its options, calls ``agentfuzz.runs``, and maps what comes back to an exit code.
 """
 
 from __future__ import annotations

@@ -36,7 +36,6 @@ __all__ = [
     "first_model_of",
     "oracle_names",
     "reference_server",
-    "secret_options",
     "stop_signals",
     "trials_of",
     "url_hint",
@@ -279,23 +278,3 @@ def stop_signals() -> Iterator[Callable[[], bool]]:
         sys.unraisablehook = hook
         for signum, handler in before.items():
             signal.signal(signum, handler)
-
-
-def secret_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--api-key`` and ``--header/-H``, the secrets a command sends with every request and
-    never writes anywhere: one definition for every command that talks to a server."""
-    command = click.option(
-        "--header",
-        "-H",
-        "headers",
-        multiple=True,
-        metavar="'NAME: VALUE'",
-        help="Add this header to every request (repeatable). A secret like the key: never written "
-        "to any file. Default: none.",
-    )(command)
-    return click.option(
-        "--api-key",
-        envvar="OPENAI_API_KEY",
-        help="Bearer key sent with every request; never written to any file. "
-        "Default: $OPENAI_API_KEY.",
-    )(command)

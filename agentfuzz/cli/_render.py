@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agentfuzz.model.summary import Coverage, Summary, TurnRow
+from agentfuzz.model.summary import Coverage, FindingRow, Summary, TurnRow
 
 __all__ = ["summary"]
 
@@ -18,26 +18,8 @@ def summary(console: Console, done: Summary) -> None:
     findings = done.findings
     if done.run:
         console.print(_what_ran(done.run), soft_wrap=True, highlight=False)
-    table = Table(title="agentfuzz findings")
-    table.add_column("oracle", no_wrap=True)
-    table.add_column("size", justify="right")
-    table.add_column("reproduced", justify="right", no_wrap=True)
-    table.add_column("message")
-    for f in findings:
-        rate = f.reproduced + (" flaky" if f.flaky else "")
-        more = f" (+{len(f.symptoms) - 1} symptoms of the same cause)" if f.symptoms else ""
-        table.add_row(f.oracle, str(f.size), rate, f.message + more)
     if findings:
-        console.print(table)
-        # Paths on lines of their own, whole, so they can be copied.
-        for f in findings:
-            folder = Path(f.bundle)
-            for line in (
-                f"report: {folder / 'REPORT.md'}",
-                f"re-send: sh {folder / 'repro.sh'}",
-                f"regression test: pytest {folder}",
-            ):
-                console.print(line, soft_wrap=True, highlight=False)
+        _findings_table(console, findings)
     if done.session_turns:
         _turn_table(console, done.session_turns)
     if done.coverage:
@@ -74,6 +56,29 @@ def summary(console: Console, done: Summary) -> None:
         console.print(f"shard {failed.shard} failed: {failed.why}", highlight=False)
     if done.error and not done.failed_shards:
         console.print(f"internal error: {done.error}", highlight=False)
+
+
+def _findings_table(console: Console, findings: list[FindingRow]) -> None:
+    """One row per finding, then the paths of its bundle, each on a line of its own."""
+    table = Table(title="agentfuzz findings")
+    table.add_column("oracle", no_wrap=True)
+    table.add_column("size", justify="right")
+    table.add_column("reproduced", justify="right", no_wrap=True)
+    table.add_column("message")
+    for f in findings:
+        rate = f.reproduced + (" flaky" if f.flaky else "")
+        more = f" (+{len(f.symptoms) - 1} symptoms of the same cause)" if f.symptoms else ""
+        table.add_row(f.oracle, str(f.size), rate, f.message + more)
+    console.print(table)
+    # Paths on lines of their own, whole, so they can be copied.
+    for f in findings:
+        folder = Path(f.bundle)
+        for line in (
+            f"report: {folder / 'REPORT.md'}",
+            f"re-send: sh {folder / 'repro.sh'}",
+            f"regression test: pytest {folder}",
+        ):
+            console.print(line, soft_wrap=True, highlight=False)
 
 
 def _what_ran(run: dict[str, Any]) -> str:

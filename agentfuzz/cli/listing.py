@@ -19,13 +19,13 @@ def profiles() -> None:
     A fuzz profile shapes what is generated (strategies/*.toml, or any TOML file by its path); a
     reference server profile picks the bug the embedded server plants (agentfuzz serve).
     """
-    from agentfuzz.reference import PROFILES
+    from agentfuzz.reference import BEHAVIOURS
 
     click.echo("fuzz profiles (fuzz --profile NAME, strategies/NAME.toml):")
     rows = [(name, _description(name)) for name in list_profiles()]
     _rows(rows)
     click.echo("reference server profiles (agentfuzz serve NAME, fuzz/reduce --serve NAME):")
-    _rows([(p.name, p.summary) for p in PROFILES.values()])
+    _rows([(b.name, b.summary) for b in BEHAVIOURS.values()])
 
 
 def _description(name: str) -> str:

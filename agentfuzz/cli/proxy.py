@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -18,9 +19,13 @@ from agentfuzz.cli._common import (
     write_pytest_ini,
 )
 from agentfuzz.cli._group import cli
+from agentfuzz.cli._options import HOST, ORACLES, OUT, PROFILE, SKIP_ORACLES, port
 from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE
 from agentfuzz.request.profiles import load_profile
 from agentfuzz.runs.config import new_run_id, version
+
+if TYPE_CHECKING:
+    from agentfuzz.runs.watch import Watch
 
 PROXY_EXIT_CODES = """\b
 Exit codes (once stopped with Ctrl-C or SIGTERM):
@@ -34,46 +39,26 @@ __all__ = ["proxy"]
 
 @cli.command(epilog=PROXY_EXIT_CODES)
 @click.option(
-    "--upstream",
-    required=True,
-    help="The server the agent talks to, with its /v1, e.g. http://host:8000/v1.",
+    "--upstream", required=True, metavar="URL", help="The server the agent talks to, with its /v1."
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=8100,
-    show_default=True,
-    help="Port to listen on (0: a free one; the line 'listening on URL' says which).",
-)
+@HOST
+@port(8100)
 @click.option(
     "--record",
     type=click.Path(path_type=Path),
-    help="Also write every session here as it grows (session-NNNN/session.json and a "
-    "cassette). Default: only failing sessions are written, inside their bundles.",
+    metavar="DIR",
+    help="Also write every session here as it grows.",
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("agentfuzz-out"),
-    show_default=True,
-    help="Folder the bundles of failing turns are written in.",
-)
-@click.option(
-    "--profile",
-    default="default",
-    show_default=True,
-    help="Fuzz profile that says what this target's model does on its own and what it can "
-    "leak (model_signatures, markup) ({fuzz_profiles}, or a TOML path).",
-)
-@click.option("--oracles", "only", help="Only these oracles, comma-separated ({oracles}).")
-@click.option("--skip-oracles", "skip", help="Not these oracles, comma-separated.")
+@OUT
+@PROFILE
+@ORACLES
+@SKIP_ORACLES
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1.0),
+    metavar="SECONDS",
     default=600.0,
-    show_default=True,
-    help="Seconds the proxy waits on the upstream between two chunks of an answer.",
+    help="Upstream's longest pause between two chunks.",
 )
 def proxy(
     upstream: str,
@@ -95,30 +80,10 @@ def proxy(
     and writes a bundle at once, with the whole session up to it (session.json, session.yaml):
     `agentfuzz reduce BUNDLE/session.json` cuts it down. Stop with Ctrl-C; nothing is lost.
     """
-    from agentfuzz.runs.watch import Watch, reachable, run_proxy
+    from agentfuzz.runs.watch import run_proxy
 
     checked_url(upstream, "--upstream")
-    chosen, skipped = oracle_names(only), oracle_names(skip) or []
-    fuzz_profile = load_profile(profile)
-    writable_out(out)
-    if record is not None:
-        writable_out(record, "--record")
-    if not reachable(upstream):
-        hint = url_hint(upstream)
-        fail(EXIT_UNREACHABLE, f"cannot connect to {upstream}" + (f" ({hint})" if hint else ""))
-    found_by = {"command": command_line(), "agentfuzz": version(), "run": new_run_id()}
-    watch = Watch(
-        upstream,
-        out,
-        record,
-        found_by=found_by | {"profile": fuzz_profile.name},
-        only=chosen,
-        skip=skipped,
-        model_signatures=fuzz_profile.quiet_signatures,
-        markup=fuzz_profile.markup,
-        say=lambda line: click.echo(f"agentfuzz: {line}"),
-        timeout=timeout,
-    )
+    watch = _watch(upstream, out, record, profile, only, skip, timeout)
 
     def listening(url: str) -> None:
         click.echo(f"listening on {url} (forwarding to {upstream.rstrip('/')})")
@@ -134,6 +99,47 @@ def proxy(
     except KeyboardInterrupt:
         pass
     watch.close()
+    _tally(watch, out)
+
+
+def _watch(
+    upstream: str,
+    out: Path,
+    record: Path | None,
+    profile: str,
+    only: str | None,
+    skip: str | None,
+    timeout: float,
+) -> Watch:
+    """What judges the traffic; first exit 2 for an option that cannot work, and 3 for an
+    upstream that cannot be reached."""
+    from agentfuzz.runs.watch import Watch, reachable
+
+    chosen, skipped = oracle_names(only), oracle_names(skip) or []
+    fuzz_profile = load_profile(profile)
+    writable_out(out)
+    if record is not None:
+        writable_out(record, "--record")
+    if not reachable(upstream):
+        hint = url_hint(upstream)
+        fail(EXIT_UNREACHABLE, f"cannot connect to {upstream}" + (f" ({hint})" if hint else ""))
+    found_by = {"command": command_line(), "agentfuzz": version(), "run": new_run_id()}
+    return Watch(
+        upstream,
+        out,
+        record,
+        found_by=found_by | {"profile": fuzz_profile.name},
+        only=chosen,
+        skip=skipped,
+        model_signatures=fuzz_profile.quiet_signatures,
+        markup=fuzz_profile.markup,
+        say=lambda line: click.echo(f"agentfuzz: {line}"),
+        timeout=timeout,
+    )
+
+
+def _tally(watch: Watch, out: Path) -> NoReturn:
+    """What went through, in one line, and the exit code it makes."""
     sessions = len(watch.sessions.all)
     unread = f"; {watch.unread} requests not read as chat or Responses" if watch.unread else ""
     click.echo(

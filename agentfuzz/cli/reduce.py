@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import click
 
 from agentfuzz.cli._common import (
-    DEFAULT_SERVE_PROFILE,
     Exit,
     checked_headers,
     checked_key,
@@ -19,7 +18,6 @@ from agentfuzz.cli._common import (
     first_model_of,
     oracle_names,
     reference_server,
-    secret_options,
     stop_signals,
     trials_of,
     writable_out,
@@ -27,6 +25,16 @@ from agentfuzz.cli._common import (
 )
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._help import EXIT_CODES
+from agentfuzz.cli._options import (
+    BASE_URL,
+    MODEL,
+    OUT,
+    PROFILE,
+    SERVE,
+    TIMEOUT,
+    TRIALS,
+    secret_options,
+)
 from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE
 from agentfuzz.request.profiles import load_profile
 
@@ -39,63 +47,28 @@ __all__ = ["reduce"]
 
 @cli.command(epilog=EXIT_CODES)
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option(
-    "--base-url",
-    help="Server to reduce against, with its /v1, e.g. http://host:8000/v1. Default: start "
-    "the embedded reference server (see --serve).",
-)
-@click.option(
-    "--serve",
-    help="Without --base-url: the embedded reference server's profile "
-    f"({{serve_profiles}}). Default: {DEFAULT_SERVE_PROFILE}.",
-)
-@click.option("--model", help="Model name. Default: the first one /v1/models lists.")
+@BASE_URL
+@SERVE
+@MODEL
 @secret_options
 @click.option(
-    "--oracle",
-    "oracle",
-    help="The oracle that must keep firing ({oracles}). Default: the first that fires.",
+    "--oracle", metavar="NAME", help="The oracle that must keep firing. Default: the first."
 )
-@click.option(
-    "--trials",
-    default="1",
-    show_default=True,
-    help="Tries per candidate, K (a positive integer: it fails if any of K fails) or auto: "
-    "measure the failure's rate and try enough to miss it at most 3% of the time.",
-)
-@click.option(
-    "--profile",
-    default="default",
-    show_default=True,
-    help="Fuzz profile whose knob defaults and seed handling apply ({fuzz_profiles}, or a "
-    "TOML path).",
-)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("agentfuzz-out"),
-    help="Folder the reduced repro bundle is written in.",
-)
+@TRIALS
+@PROFILE
+@OUT
 @click.option(
     "--budget",
     type=click.IntRange(min=1),
+    metavar="N",
     default=400,
-    show_default=True,
-    help="Candidate requests the reduction may judge at most (each judged --trials times).",
+    help="Candidate requests to judge at most.",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=60.0,
-    show_default=True,
-    help="Seconds one request may take, answer included.",
-)
+@TIMEOUT
 @click.option(
     "--offline",
     is_flag=True,
-    help="No server: judge the recorded answers of a cassette FILE (a proxy's session.yaml) "
-    "again and write the last failing turn as the repro, for a fault in the answer itself. "
-    "Cuts the session to that request, not further.",
+    help="Judge a cassette's recorded answers again; send nothing.",
 )
 def reduce(
     file: Path,
@@ -118,6 +91,8 @@ def reduce(
     JSONL session of request bodies, a session.json, or a cassette (.yaml) such as the one
     `agentfuzz proxy` writes beside each failing session (the last failing request is
     reduced). Exit 1 with a bundle when reduced, 0 when nothing in FILE fails on the target.
+    `agentfuzz profiles` and `agentfuzz oracles` list the names --serve, --profile and --oracle
+    take.
     """
     from agentfuzz.errors import NothingToReduce
     from agentfuzz.runs.reduce import reduce_input

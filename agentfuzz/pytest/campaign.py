@@ -6,13 +6,16 @@ test item plays from, or records into, its own folder of campaign cassettes, by 
 workers never share a cassette file.
 
 - offline (no ``--agentfuzz-base-url``): record mode ``none``, target and model from the
-  cassettes' metadata; an empty folder fails the test with the command that records it.
+  cassettes' metadata (``runs.campaign.replayed``); an empty folder fails the test with the
+  command that records it.
 - live: the server from ``--agentfuzz-base-url``, the model from ``--agentfuzz-model`` or the
   first one ``/models`` lists, record mode ``--agentfuzz-record-mode``, where ``none`` means no
   cassette at all (just fuzz the server).
 
 Like the plugin, this module is imported in every pytest run (the plugin's collector asks
-``is_campaign_cassette``), so it imports only the standard library and pytest at the top.
+``is_campaign_cassette``), so it imports only the standard library and pytest at the top. The
+campaign itself is ``agentfuzz.run``'s, as ``agentfuzz fuzz`` runs it: its findings folded, one
+per root cause, and ``summary.json`` beside them.
 """
 
 from __future__ import annotations
@@ -28,17 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from agentfuzz.tape.campaigns import forget_campaign, is_campaign_cassette, recorded_campaign
+from agentfuzz.tape.campaigns import is_campaign_cassette
 
 if TYPE_CHECKING:
     from agentfuzz.findings.store import Report
 
-__all__ = [
-    "CampaignRunner",
-    "campaign_folder",
-    "is_campaign_cassette",
-    "recorded_campaign",
-]
+__all__ = ["CampaignRunner", "campaign_folder", "is_campaign_cassette"]
 
 _TIMEOUT = 60.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -90,7 +88,8 @@ class CampaignRunner:
         trials: int | str = 1,
         cassettes: Path | None = None,
     ) -> Report:
-        """Run one seeded campaign through this item's cassettes; return its report.
+        """Run one seeded campaign through this item's cassettes; return its report, folded
+        as ``agentfuzz.run`` folds it.
 
         Bundles go to a fresh folder under the test's ``tmp_path``. A request the cassettes
         lack, an unreadable cassette or an unreachable server fails the test with one line.
@@ -117,10 +116,7 @@ class CampaignRunner:
                 # The test that ran the campaign is how it is run again.
                 "command": shlex.join(["pytest", self.item.nodeid]),
             }
-            config = FuzzConfig(**fields)
-            if config.cassette is not None and config.record_mode == "all":
-                forget_campaign(config.cassette)
-            return run(config)
+            return run(FuzzConfig(**fields))
         except (NotInCassette, CassetteError, TargetUnreachable, ProfileError) as exc:
             failure = str(exc)
         # Failed outside the handler, so pytest shows the one line and no chained exception.
@@ -129,13 +125,14 @@ class CampaignRunner:
     def _target(self, folder: Path) -> dict[str, Any]:
         """Where the campaign's requests go, as ``FuzzConfig`` fields."""
         if self.base_url is None:
-            about = recorded_campaign(folder)
-            if about is None or not isinstance(about.get("model"), str):
+            from agentfuzz.runs.campaign import replayed
+
+            tape = replayed(folder, "none")
+            if tape is None or tape.model is None:
                 pytest.fail(self._how_to_record(folder), pytrace=False)
-            target = about.get("target")
             return {
-                "base_url": target if isinstance(target, str) else "http://cassette.invalid/v1",
-                "model": about["model"],
+                "base_url": tape.base_url,
+                "model": tape.model,
                 "cassette": folder,
                 "record_mode": "none",
             }

@@ -7,15 +7,14 @@ then raises an exception whose *class* is unique to the first violation's key, s
 treats each distinct failure as its own bug and shrinks each one separately (``passes.py``).
 
 A run that must end early (out of time, stopped, the target gone) halts before its next request,
-whatever stage it is in; the halt is never a failure Hypothesis keeps, and ``run`` turns it into
-what the report says.
+whatever stage it is in; the halt is never a failure Hypothesis keeps, and ``runs.campaign``
+turns it into what the report says.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,7 +23,7 @@ from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.errors import NotInCassette, TargetUnreachable
 from agentfuzz.findings.store import Finding, FindingStore, Report, TurnTable
-from agentfuzz.judge.judge import Judge, Verdict, oracle_names, same_failure
+from agentfuzz.judge.judge import Judge, Verdict, same_failure
 from agentfuzz.judge.session import Turn, run_session
 from agentfuzz.judge.trials import MEASURE_TRIES, tries_for
 from agentfuzz.model.history import Case
@@ -34,7 +33,7 @@ from agentfuzz.model.plan import Plan
 from agentfuzz.oracles import by_symptom
 from agentfuzz.reduce.explain import explain, mode_label
 from agentfuzz.reduce.reduction import reduce_case
-from agentfuzz.runs.config import FuzzConfig, found_by
+from agentfuzz.runs.config import FuzzConfig
 from agentfuzz.runs.meter import Meter, Progress
 from agentfuzz.runs.passes import (
     SHRINK_PER_EXAMPLE,
@@ -48,7 +47,7 @@ from agentfuzz.strategies import cases, plans, seeded
 from agentfuzz.tape.codec import Recorded, record_example
 from agentfuzz.target import Target
 
-__all__ = ["Progress", "RunBroke", "run"]
+__all__ = ["Engine", "Progress", "RunBroke", "now"]
 
 # Calls agentfuzz's reduction of one finding may make at most (fewer under a small --max-examples).
 REDUCE_BUDGET = 200
@@ -57,7 +56,12 @@ REDUCE_BUDGET = 200
 _clock = time.monotonic
 
 
-class _Run:
+def now() -> float:
+    """The engine's clock: what its meter's deadline is read from."""
+    return _clock()
+
+
+class Engine:
     """One campaign under way: its configuration, the target, what it found, its meter and its
     judge (every request the judge sends passes ``_observe``; every verdict it gives, ``_seen``)."""
 
@@ -79,47 +83,6 @@ class _Run:
             seen=self._seen,
             markup=config.profile.markup,
         )
-
-    def execute(self) -> Exception | None:
-        """Run the campaign; however it ends, the report says how (see ``run``). A bug of ours
-        is returned, for ``run`` to raise with the report."""
-        target, report = self.target, self.report
-        try:
-            self.campaign()
-        except Diverged as diverged:
-            # Findings so far are on disk; the replay itself cannot go on.
-            target.close()
-            raise NotInCassette(str(diverged)) from None
-        except TargetGone as gone:
-            if target.last_answered is None:
-                raise TargetUnreachable(str(gone)) from None
-            report.stopped_answering = True
-            case, obs = target.last_answered
-            crash = Violation(
-                "error",
-                "the server stopped answering after this request",
-                evidence=str(gone),
-                signature="error:server_died",
-            )
-            self.store.offer(crash, case, obs)
-        except OutOfTime:
-            report.out_of_time = True
-        except KeyboardInterrupt:  # Ctrl-C or SIGTERM in this thread, or stop() (Interrupted)
-            report.interrupted = True
-        except Exception as exc:  # a bug of ours: returned, with the report of what was found
-            report.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-            report.traceback = traceback.format_exc()
-            return exc
-        finally:
-            report.examples = dict(self.meter.by_phase)
-            report.shrink_steps, report.reduce_steps = dict(self.meter.shrinks), self.meter.steps
-            report.calls = target.calls
-            report.latency, report.timeouts = target.latency, target.timeouts
-            report.coverage = target.coverage
-            if target.answered and target.not_served == target.answered:
-                report.not_served = target.last_not_served.strip()
-            target.close()
-        return None
 
     def campaign(self) -> None:
         """Fuzz every mode and kind, then shrink and re-run each finding, each part on its tape."""
@@ -218,12 +181,8 @@ class _Run:
         if self.config.seeds:
             # Captured sessions first (the shrinker leans toward the first branch), mutated.
             strategy = st.one_of(seeded(self.config.seeds, profile, api, stream), strategy)
-        self._fuzz_mode(
-            label(mode),
-            strategy,
-            self._tried(self._judge),
-            self._db_key(mode, "synthetic"),
-        )
+        judge = self._tried(self._judge)
+        self._fuzz_mode(label(mode), strategy, judge, self._db_key(mode, "synthetic"))
 
     def _sessions(self, mode: Mode) -> None:
         """Fuzz one starting mode with whole sessions; add the last pass's turns to the report."""
@@ -385,9 +344,8 @@ class _Run:
             return self.judge.still_fails(match, case, tries)
 
         # Bounded by --max-examples too: as many tries as Hypothesis's shrinker of a mode gets.
-        reduce_case(
-            finding.case, fails, min(REDUCE_BUDGET, SHRINK_PER_EXAMPLE * self.config.max_examples)
-        )
+        budget = min(REDUCE_BUDGET, SHRINK_PER_EXAMPLE * self.config.max_examples)
+        reduce_case(finding.case, fails, budget)
 
     def _explain(self, finding: Finding) -> None:
         """The reduced repro made valid where the failure allows, re-sent on the run's other
@@ -439,64 +397,3 @@ class RunBroke(Exception):
     def __init__(self, report: Report) -> None:
         super().__init__(report.error)
         self.report = report
-
-
-def _pairs_judged(config: FuzzConfig) -> FuzzConfig:
-    """``config`` whose profile pairs requests only by relations an oracle of the run judges:
-    a partner nobody reads would be a request for nothing (and its preparation a change to the
-    case for nothing)."""
-    judged = set(oracle_names() if config.only is None else config.only) - set(config.skip)
-    kept = tuple(
-        name
-        for name in config.profile.relations
-        if ("stream_divergence" if name == "stream" else "relation") in judged
-    )
-    if kept == config.profile.relations:
-        return config
-    profile = config.profile.model_copy(update={"relations": kept})
-    return config.model_copy(update={"profile": profile})
-
-
-def run(
-    config: FuzzConfig,
-    progress: Progress = lambda _: None,
-    stop: Callable[[], bool] = lambda: False,
-) -> Report:
-    """Fuzz every configured mode; return the report. Bundles are on disk as findings appear.
-
-    ``progress`` gets a ``Status`` after every example and shrink step; once ``stop()`` is true,
-    the run ends before its next request as if interrupted (for runs in threads, which Ctrl-C
-    misses). However the run ends (done, out of time, stopped, the target gone), the report says
-    so and holds every finding so far. A target never reached raises ``TargetUnreachable``, a
-    cassette replay that cannot go on ``NotInCassette``, and a bug of ours ``RunBroke``, which
-    carries the report all the same.
-    """
-    started = _clock()
-    config = _pairs_judged(config)
-    if config.cassette is not None:
-        # A campaign replays only if it asks the same questions: no saved examples, a fixed seed.
-        config = config.model_copy(update={"database": None, "seed": config.seed or 0})
-    mode_of_tapes = None if config.cassette is None else config.record_mode
-    target = Target(
-        config.base_url,
-        config.model,
-        config.api_key,
-        config.timeout,
-        mode_of_tapes,
-        config.profile.knob_defaults,
-        config.backend,
-        headers=config.headers,
-    )
-    about = target.describe()
-    store = FindingStore(config.out, found_by(config), about)
-    deadline = None if config.max_time is None else started + config.max_time
-    meter = Meter(store, progress, stop, deadline, lambda: _clock(), config.max_failures)
-    fuzz = _Run(config, target, store, meter)
-    fuzz.report.run = found_by(config) | {"target": about}
-    broke = fuzz.execute()
-    report = fuzz.report
-    report.findings = sorted(store.by_key.values(), key=lambda f: f.violation.key)
-    report.elapsed = _clock() - started
-    if broke is not None:
-        raise RunBroke(report) from broke
-    return report
