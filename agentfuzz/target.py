@@ -7,7 +7,8 @@ mode, parts of a campaign play from (or record into) cassettes: ``with target.ca
 about):`` for each part. In proxy mode a ``BackendLog`` behind the proxy gives each observation
 the request bodies the backend received while it was in flight, read back as cases. Requests
 related to a case (its stream-flipped twin) are the judge's business (``judge.py``): each is one
-more ``observe``.
+more ``observe``. What the requests used and how they were answered the run counts
+(``runs.tally``): the target turns a case into an observation, nothing else.
 """
 
 from __future__ import annotations
@@ -25,13 +26,10 @@ import httpx
 
 from agentfuzz.dialects import assemble, build_request, proxied, wire_body
 from agentfuzz.errors import ModelListError
+from agentfuzz.model.accepted import RECORD_MODES
 from agentfuzz.model.history import Case
-from agentfuzz.model.modes import label
-from agentfuzz.model.observation import NOT_SERVED, BackendRequest, Exchange, Observation
-from agentfuzz.model.options import RECORD_MODES
-from agentfuzz.model.summary import Coverage
+from agentfuzz.model.observation import NOT_SERVED, BackendRequest, Observation
 from agentfuzz.request.profiles import KnobDefaults
-from agentfuzz.request.surface import used
 from agentfuzz.transport.cassette import (
     CassetteError,
     CassetteTransport,
@@ -128,11 +126,6 @@ class Target:
         self.last_answered: tuple[Case, Observation] | None = None
         self.not_served = 0
         self.last_not_served = ""
-        # Per mode (``chat/stream``): each answer's seconds, and how many were slow answers.
-        self.latency: dict[str, list[float]] = {}
-        self.timeouts: dict[str, int] = {}
-        # Per dimension of the request surface the requests used: how the target answered.
-        self.coverage: dict[str, Coverage] = {}
 
     @contextlib.contextmanager
     def cassette(self, path: Path, about: dict[str, Any]) -> Iterator[None]:
@@ -166,17 +159,6 @@ class Target:
             obs = proxied(obs, self.backend.take())
         self.answered += 1
         exchange = obs.exchange
-        mode = label((case.api, case.stream))
-        self.latency.setdefault(mode, []).append(round(exchange.elapsed, 3))
-        if exchange.slow:
-            self.timeouts[mode] = self.timeouts.get(mode, 0) + 1
-        answered = _answer_class(exchange)
-        # A paired request counts under its relation too: how many pairs each relation judged.
-        paired = () if case.relation is None else (f"relation:{case.relation}",)
-        for dimension in (*used(case), *paired):
-            row = self.coverage.setdefault(dimension, Coverage())
-            row.requests += 1
-            setattr(row, answered, getattr(row, answered) + 1)
         if exchange.status in NOT_SERVED:
             self.not_served += 1
             self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
@@ -229,18 +211,6 @@ class Target:
 
     def close(self) -> None:
         self.transport.close()
-
-
-def _answer_class(exchange: Exchange) -> str:
-    """The coverage column an answer counts in."""
-    if exchange.slow:
-        return "slow"
-    status = exchange.status
-    if exchange.failure or status is None:
-        return "failed"
-    if status >= 500:
-        return "error"
-    return "refused" if status >= 400 else "ok"
 
 
 def _with_defaults(case: Case, defaults: dict[str, Any]) -> Case:

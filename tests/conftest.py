@@ -7,6 +7,10 @@ replaying in another (two tests can get the same loopback port one after the oth
 
 from pathlib import Path
 
+# Loaded once, before any test: ``pytester`` unloads the modules a test imported first, and an
+# httpcore loaded inside such a test leaves httpx mapping errors to classes no longer loaded
+# (a refused connection then escapes as an internal error in the next test of the process).
+import httpcore  # noqa: F401
 import pytest
 
 

@@ -22,7 +22,7 @@ import click
 
 from agentfuzz.errors import EXIT_UNREACHABLE, EXIT_USAGE, ModelListError
 from agentfuzz.judge.judge import oracle_names as known_oracles
-from agentfuzz.model.options import base_url_problem
+from agentfuzz.model.accepted import base_url_problem
 from agentfuzz.target import first_model, wait_for_server
 
 __all__ = [

@@ -23,7 +23,7 @@ from agentfuzz.cli._options import (
     TRIALS,
     secret_options,
 )
-from agentfuzz.model.options import RECORD_MODES
+from agentfuzz.model.accepted import RECORD_MODES
 from agentfuzz.reports import FORMATS as REPORT_FORMATS
 
 __all__ = ["FuzzOptions", "fuzz_options"]

@@ -30,7 +30,7 @@ from agentfuzz.cli._group import cli
 from agentfuzz.cli._help import EXIT_CODES
 from agentfuzz.cli._preflight import preflight
 from agentfuzz.cli._render import summary
-from agentfuzz.cli.progress import HEARTBEAT_GAP, Watch
+from agentfuzz.cli.progress import HEARTBEAT_GAP, ProgressLine
 from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE
 from agentfuzz.model.summary import Summary
 from agentfuzz.reports import write_reports
@@ -69,7 +69,7 @@ def _fuzz(o: FuzzOptions) -> None:
         workers = _knee(config) if o.workers == "auto" else o.workers
         total = o.max_examples * len(config.modes) * len(config.kinds) * workers
         gap = HEARTBEAT_GAP if workers > 1 else 0.0
-        with Watch(Console(stderr=True), total, o.quiet, gap) as watch:
+        with ProgressLine(Console(stderr=True), total, o.quiet, gap) as watch:
             done = run_campaign(config, workers, watch, termed)
     summary(Console(), done)
     write_pytest_ini(o.out)

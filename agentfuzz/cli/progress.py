@@ -25,9 +25,16 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
 from rich.text import Text
 
-from agentfuzz.findings.store import Status
+from agentfuzz.findings.status import Status
 
-__all__ = ["HEARTBEAT_EVERY", "HEARTBEAT_GAP", "Watch", "failures_text", "heartbeat", "shrink_text"]
+__all__ = [
+    "HEARTBEAT_EVERY",
+    "HEARTBEAT_GAP",
+    "ProgressLine",
+    "failures_text",
+    "heartbeat",
+    "shrink_text",
+]
 
 # Seconds between two heartbeat lines at most (nothing changed), and at least (something did).
 HEARTBEAT_EVERY = 30.0
@@ -76,7 +83,7 @@ class _Clock(ProgressColumn):
         return Text(time.strftime("%H:%M:%S", time.gmtime(elapsed)), style="progress.elapsed")
 
 
-class Watch:
+class ProgressLine:
     """A rich progress bar fed with ``Status``; silent when ``quiet``. ``every``: seconds
     between heartbeat lines at most (default ``HEARTBEAT_EVERY``)."""
 
@@ -120,7 +127,7 @@ class Watch:
         self._done = threading.Event()
         self._timer: threading.Thread | None = None
 
-    def __enter__(self) -> Watch:
+    def __enter__(self) -> ProgressLine:
         self._bar.__enter__()
         self._task = self._bar.add_task(
             "fuzz", total=self._total, examples=0, rate="-", found="", shrink=""

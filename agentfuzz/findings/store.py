@@ -13,8 +13,6 @@ from typing import Any
 
 from agentfuzz.findings.bundle import Repro, observed_summary, write_bundle
 from agentfuzz.findings.finding import Finding, mode_of
-from agentfuzz.findings.fold import fold
-from agentfuzz.findings.report import Report, TurnTable
 from agentfuzz.findings.status import Status
 from agentfuzz.judge.session import Turn
 from agentfuzz.model.history import Case
@@ -23,9 +21,7 @@ from agentfuzz.oracles import by_needs, by_symptom
 from agentfuzz.reduce.reduction import case_size
 from agentfuzz.request.surface import features
 
-# Finding, Report, Status, TurnTable and fold live in their own modules; they are named here
-# too while runs.engine, runs.campaign, pytest.campaign and cli.progress import them from here.
-__all__ = ["Finding", "FindingStore", "Report", "Status", "TurnTable", "fold"]
+__all__ = ["FindingStore"]
 
 
 # Per symptom (``oracles.by_symptom``): the distinct feature sets kept as alternates, and the

@@ -34,7 +34,7 @@ import pytest
 from agentfuzz.tape.campaigns import is_campaign_cassette
 
 if TYPE_CHECKING:
-    from agentfuzz.findings.store import Report
+    from agentfuzz.findings.report import Report
 
 __all__ = ["CampaignRunner", "campaign_folder", "is_campaign_cassette"]
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from agentfuzz.model.options import RECORD_MODES, base_url_problem
+from agentfuzz.model.accepted import RECORD_MODES, base_url_problem
 from agentfuzz.pytest.fixtures import (
     agentfuzz_base_url,
     agentfuzz_campaign,

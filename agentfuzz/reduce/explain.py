@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentfuzz.model.history import Api, Case, UserMessage
+from agentfuzz.model.history import Case, UserMessage
 from agentfuzz.model.modes import Mode
 from agentfuzz.model.modes import label as _label
 from agentfuzz.model.observation import Observation
@@ -36,7 +36,7 @@ from agentfuzz.reduce.reduction import renamed, well_formed, with_items
 from agentfuzz.reduce.validity import flaws, repair
 from agentfuzz.request.ids import FAMILIES, entropy, format_id, recognize
 
-__all__ = ["Explained", "Minted", "explain", "mode_label"]
+__all__ = ["Explained", "Minted", "explain", "note_minted"]
 
 # Per mode label (``responses/stream``): (tool name, call id) of each call the server minted.
 Minted = Mapping[str, Sequence[tuple[str, str]]]
@@ -58,8 +58,18 @@ class Explained:
     cleared_by: dict[str, Any] | None = None
 
 
-def mode_label(api: Api, stream: bool) -> str:
-    return _label((api, stream))
+def note_minted(minted: dict[str, list[tuple[str, str]]], case: Case, obs: Observation) -> None:
+    """Keep in ``minted`` a few of the call ids a 2xx answer to ``case`` minted, per mode and
+    tool: the shapes ``explain`` later tries a repro's ids in."""
+    status = obs.exchange.status
+    if status is None or not 200 <= status < 300:
+        return
+    kept = minted.setdefault(_label((case.api, case.stream)), [])
+    for call in obs.tool_calls:
+        new = call.call_id or call.id
+        name = call.flat_name  # as a history's calls name their tool
+        if new and name and (name, new) not in kept and [n for n, _ in kept].count(name) < 4:
+            kept.append((name, new))
 
 
 def _moved(case: Case, api: str, stream: bool, ids: Mapping[str, str] | None = None) -> Case:
@@ -150,7 +160,7 @@ def explain(case: Case, fires: Fires, modes: Sequence[Mode], minted: Minted) -> 
     mechanism = None
     if case.history.calls:
         for api, stream in on:
-            ids = _minted_ids(case, minted.get(mode_label(api, stream), ()))
+            ids = _minted_ids(case, minted.get(_label((api, stream)), ()))
             if ids is None:
                 continue
             moved = _moved(case, api, stream, ids)
@@ -160,7 +170,7 @@ def explain(case: Case, fires: Fires, modes: Sequence[Mode], minted: Minted) -> 
                 continue
             if obs is not None:
                 case, fired = moved, obs
-            mechanism = {"minted_on": mode_label(api, stream), "ids": sorted(set(ids.values()))}
+            mechanism = {"minted_on": _label((api, stream)), "ids": sorted(set(ids.values()))}
             on = [(api, stream)] + [m for m in on if m != (api, stream)]
             break
     cleared_by = None
@@ -175,7 +185,7 @@ def explain(case: Case, fires: Fires, modes: Sequence[Mode], minted: Minted) -> 
         case=case,
         observation=fired,
         needs=needs,
-        reproduces_on=tuple(mode_label(*m) for m in on),
+        reproduces_on=tuple(_label(m) for m in on),
         mechanism=mechanism,
         cleared_by=cleared_by,
     )

@@ -234,7 +234,7 @@ def _plainer(broken: str | None) -> tuple[str, ...]:
     return MALFORMED[: MALFORMED.index(broken)] if broken in MALFORMED else ()
 
 
-class _Spent(Exception):
+class _BudgetSpent(Exception):
     """The budget of calls to ``fails`` is used up."""
 
 
@@ -312,7 +312,7 @@ def reduce_case(case: Case, fails: Callable[[Case], bool], budget: int = 200) ->
     def counted(candidate: Case) -> bool:
         nonlocal spent, best
         if spent >= budget:
-            raise _Spent
+            raise _BudgetSpent
         spent += 1
         failed = fails(candidate)
         if failed and case_size(candidate) < case_size(best):
@@ -330,6 +330,6 @@ def reduce_case(case: Case, fails: Callable[[Case], bool], budget: int = 200) ->
                 if counted(candidate):
                     case, improved = candidate, True
                     break
-    except _Spent:
+    except _BudgetSpent:
         return best
     return case

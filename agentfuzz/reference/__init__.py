@@ -10,16 +10,10 @@ from .behaviours import BEHAVIOURS, Behaviour, UnknownBehaviour
 from .pipeline import render_prompt
 from .server import create_app, run, serve_in_thread
 
-# The old names, until the command line reads the new ones.
-PROFILES = BEHAVIOURS
-UnknownProfile = UnknownBehaviour
-
 __all__ = [
     "BEHAVIOURS",
-    "PROFILES",
     "Behaviour",
     "UnknownBehaviour",
-    "UnknownProfile",
     "create_app",
     "render_prompt",
     "run",

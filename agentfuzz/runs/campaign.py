@@ -4,7 +4,7 @@ plugin's ``agentfuzz_campaign`` all come here, so one seed leaves the same findi
 A campaign is the engine run once in this process (``run_unfolded``), or ``--workers`` shards of
 it merged (``workers.run_sharded``). However it ends, what it found is settled the same way: a
 bug of ours leaves its traceback in ``error.log`` beside the bundles, the findings are folded to
-one per root cause (``findings.store.fold``, which rewrites the bundles on disk), and the folded
+one per root cause (``findings.fold``, which rewrites the bundles on disk), and the folded
 summary is written to ``summary.json``.
 
 A campaign through cassettes follows its tapes: one that only plays them back takes its target
@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentfuzz.errors import NotInCassette, TargetUnreachable
-from agentfuzz.findings.store import FindingStore, Report, fold
+from agentfuzz.findings.fold import fold
+from agentfuzz.findings.report import Report
+from agentfuzz.findings.store import FindingStore
 from agentfuzz.judge.judge import oracle_names
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Violation
@@ -186,8 +188,8 @@ def _ended(fuzz: Engine) -> Exception | None:
         report.examples = dict(fuzz.meter.by_phase)
         report.shrink_steps, report.reduce_steps = dict(fuzz.meter.shrinks), fuzz.meter.steps
         report.calls = target.calls
-        report.latency, report.timeouts = target.latency, target.timeouts
-        report.coverage = target.coverage
+        report.latency, report.timeouts = fuzz.tally.latency, fuzz.tally.timeouts
+        report.coverage = fuzz.tally.coverage
         if target.answered and target.not_served == target.answered:
             report.not_served = target.last_not_served.strip()
         target.close()

@@ -22,7 +22,9 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.errors import NotInCassette, TargetUnreachable
-from agentfuzz.findings.store import Finding, FindingStore, Report, TurnTable
+from agentfuzz.findings.finding import Finding
+from agentfuzz.findings.report import Report, TurnTable
+from agentfuzz.findings.store import FindingStore
 from agentfuzz.judge.judge import Judge, Verdict, same_failure
 from agentfuzz.judge.session import Turn, run_session
 from agentfuzz.judge.trials import MEASURE_TRIES, tries_for
@@ -31,7 +33,7 @@ from agentfuzz.model.modes import Kind, Mode, label, slug
 from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.model.plan import Plan
 from agentfuzz.oracles import by_symptom
-from agentfuzz.reduce.explain import explain, mode_label
+from agentfuzz.reduce.explain import explain, note_minted
 from agentfuzz.reduce.reduction import reduce_case
 from agentfuzz.runs.config import FuzzConfig
 from agentfuzz.runs.meter import Meter, Progress
@@ -43,6 +45,7 @@ from agentfuzz.runs.passes import (
     TargetGone,
     fuzz_mode,
 )
+from agentfuzz.runs.tally import Tally
 from agentfuzz.strategies import cases, plans, seeded
 from agentfuzz.tape.codec import Recorded, record_example
 from agentfuzz.target import Target
@@ -70,6 +73,7 @@ class Engine:
     ) -> None:
         self.config, self.target, self.store, self.meter = config, target, store, meter
         self.report = Report()
+        self.tally = Tally()
         # The last Responses answer's id a session got: a later session may chain onto it.
         self._elsewhere: str | None = None
         # Per mode: (tool, call id) of calls the server minted, a few per tool (``explain``).
@@ -263,26 +267,15 @@ class Engine:
             raise TargetGone(str(exc)) from None
         except NotInCassette as exc:
             raise Diverged(str(exc)) from None
+        assert self.target.last_answered is not None
+        self.tally.count(*self.target.last_answered)  # the case as sent, defaults and all
         failure = obs.exchange.failure
         if failure and not obs.exchange.slow and not self.target.alive():
             # It dropped this request's connection and takes no other: this request is the
             # one the server died on, not the next one sent.
             raise TargetGone(f"the connection dropped ({failure}), and no new one is accepted")
-        self._note_minted(case, obs)
+        note_minted(self.minted, case, obs)
         return obs
-
-    def _note_minted(self, case: Case, obs: Observation) -> None:
-        """Keep a few of the call ids a 2xx answer minted, per mode and tool."""
-        status = obs.exchange.status
-        if status is None or not 200 <= status < 300:
-            return
-        kept = self.minted.setdefault(mode_label(case.api, case.stream), [])
-        for call in obs.tool_calls:
-            minted = call.call_id or call.id
-            name = call.flat_name  # as a history's calls name their tool
-            known = (name, minted) in kept
-            if minted and name and not known and [n for n, _ in kept].count(name) < 4:
-                kept.append((name, minted))
 
     def _record(self, kind: Kind, recorded: list[Recorded]) -> None:
         """With ``--record``, write one example's or session's exchanges as one cassette."""

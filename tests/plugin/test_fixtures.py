@@ -137,7 +137,7 @@ def _top_imports(path: Path) -> set[str]:
     return top
 
 
-_PLUGIN_PARTS = {"agentfuzz.model.options", "agentfuzz.pytest.items", "agentfuzz.pytest.fixtures"}
+_PLUGIN_PARTS = {"agentfuzz.model.accepted", "agentfuzz.pytest.items", "agentfuzz.pytest.fixtures"}
 
 
 @pytest.mark.parametrize("part", ["plugin", "items", "fixtures"])
@@ -147,5 +147,5 @@ def test_the_plugin_imports_only_stdlib_pytest_and_its_own_parts_at_the_top(part
     assert ours <= _PLUGIN_PARTS
     assert {name.split(".")[0] for name in top - ours} - {"pytest"} <= sys.stdlib_module_names
     # What the options module needs is the standard library alone.
-    options = Path(pytest_plugin.__file__).parents[1] / "model" / "options.py"
+    options = Path(pytest_plugin.__file__).parents[1] / "model" / "accepted.py"
     assert {name.split(".")[0] for name in _top_imports(options)} <= sys.stdlib_module_names

@@ -1,5 +1,5 @@
 """The coverage table: per dimension of the request surface, the requests that used it and how
-the target answered, counted by the target, merged across shards and printed with a note for a
+the target answered, counted by the run's tally, merged across shards and printed with a note for a
 dimension the target always refused."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from agentfuzz import Summary, Target
 from agentfuzz.cli._render import summary
 from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.model.summary import Coverage
+from agentfuzz.runs.tally import Tally
 from agentfuzz.runs.workers import merge
 
 ANSWER = {
@@ -41,12 +42,18 @@ def _case(**fields: object) -> Case:
     return Case(history=history, options=Options(fields=dict(fields)))
 
 
-def test_the_target_counts_each_dimension_by_how_it_was_answered() -> None:
+def _tally(*cases: Case) -> Tally:
+    tally = Tally()
     transport = httpx.MockTransport(_answer)
     with Target("http://x.invalid/v1", "m", transport=transport, recording=False) as target:
-        for case in (_case(), _case(n=2), _case(n=2, user="u"), _case(stop="}"), _case(user="")):
-            target.observe(case)
-    rows = target.coverage
+        for case in cases:
+            tally.count(case, target.observe(case))
+    return tally
+
+
+def test_the_tally_counts_each_dimension_by_how_it_was_answered() -> None:
+    cases = (_case(), _case(n=2), _case(n=2, user="u"), _case(stop="}"), _case(user=""))
+    rows = _tally(*cases).coverage
     assert rows["plain"] == Coverage(requests=1, ok=1)
     assert rows["n"] == Coverage(requests=2, refused=2) and rows["n"].always_refused
     assert rows["user"] == Coverage(requests=2, ok=1, refused=1)
@@ -55,12 +62,8 @@ def test_the_target_counts_each_dimension_by_how_it_was_answered() -> None:
 
 
 def test_a_paired_request_counts_under_its_relation_too() -> None:
-    transport = httpx.MockTransport(_answer)
     paired = _case().model_copy(update={"relation": "tools"})
-    with Target("http://x.invalid/v1", "m", transport=transport, recording=False) as target:
-        for case in (paired, paired, _case(n=2).model_copy(update={"relation": "tools"})):
-            target.observe(case)
-    rows = target.coverage
+    rows = _tally(paired, paired, _case(n=2).model_copy(update={"relation": "tools"})).coverage
     assert rows["relation:tools"] == Coverage(requests=3, ok=2, refused=1)
     assert rows["plain"] == Coverage(requests=2, ok=2)
 

@@ -17,6 +17,7 @@ from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.reduce.reduction import reduce_case
 from agentfuzz.reference import create_app
 from agentfuzz.request.surface import MALFORMED, used
+from agentfuzz.runs.tally import Tally
 from agentfuzz.tape.codec import Recorded, read_turns, write_cassette
 
 
@@ -83,7 +84,9 @@ def test_a_slow_answer_to_a_broken_body_is_counted_not_judged() -> None:
     with Target("http://x.invalid/v1", "m", transport=httpx.MockTransport(hang)) as target:
         obs = target.observe(_case("empty"))
     assert obs.exchange.slow and check(_case("empty"), obs) == []
-    assert target.coverage["malformed:empty"].slow == 1
+    tally = Tally()
+    tally.count(_case("empty"), obs)
+    assert tally.coverage["malformed:empty"].slow == 1
     with Target("http://x.invalid/v1", "m", transport=httpx.MockTransport(drop)) as target:
         dropped = target.observe(_case("empty"))
     assert [v.signature for v in check(_case("empty"), dropped)] == ["error:transport"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agentfuzz.cli.progress import Watch, failures_text, shrink_text
+from agentfuzz.cli.progress import ProgressLine, failures_text, shrink_text
 from agentfuzz.findings.status import Status
 from agentfuzz.findings.store import FindingStore
 from agentfuzz.model.history import Case, History, UserMessage
@@ -77,13 +77,13 @@ def test_shard_progress_files_merge_into_one_status(tmp_path: Path) -> None:
 def test_the_progress_line_shows_failures_and_shrink_size() -> None:
     sink = io.StringIO()
     console = Console(file=sink, force_terminal=True, width=200)
-    with Watch(console, total=100) as watch:
+    with ProgressLine(console, total=100) as watch:
         watch(Status("chat/stream", 12, (EMPTY.key,), ("empty_turn", 4)))
         watch._bar.refresh()
         shown = sink.getvalue()
     assert "chat/stream" in shown and "12 examples" in shown
     assert "empty_turn 1" in shown and "shrunk empty_turn to 4" in shown
     quiet = io.StringIO()
-    with Watch(Console(file=quiet, force_terminal=True), total=100, quiet=True) as watch:
+    with ProgressLine(Console(file=quiet, force_terminal=True), total=100, quiet=True) as watch:
         watch(Status("chat/stream", 12))
     assert quiet.getvalue() == ""

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from agentfuzz.cli import progress as _progress
-from agentfuzz.cli.progress import Watch
+from agentfuzz.cli.progress import ProgressLine
 from agentfuzz.findings.status import Status
 
 
@@ -32,7 +32,7 @@ def test_a_log_gets_a_heartbeat_when_no_status_comes(monkeypatch: pytest.MonkeyP
     # comes: the heartbeat comes from a timer all the same.
     monkeypatch.setattr(_progress, "HEARTBEAT_EVERY", 0.05)
     sink = _Sink()
-    with Watch(Console(file=sink, force_terminal=False, width=200), total=10):
+    with ProgressLine(Console(file=sink, force_terminal=False, width=200), total=10):
         assert sink.arrived.wait(30), "no heartbeat without a status"
     first = sink.getvalue().splitlines()[0]
     assert first.startswith("[agentfuzz 00:00:00] starting · 0 examples · no failures")
@@ -43,7 +43,7 @@ def test_the_timer_repeats_the_latest_status_in_a_long_stage(
 ) -> None:
     monkeypatch.setattr(_progress, "HEARTBEAT_EVERY", 0.05)
     sink = _Sink()
-    with Watch(Console(file=sink, force_terminal=False, width=200), total=10) as watch:
+    with ProgressLine(Console(file=sink, force_terminal=False, width=200), total=10) as watch:
         watch(Status("shrink", 7, (("error", "a"),), None, "reduce"))
         lines: list[str] = []
         deadline = time.monotonic() + 30
@@ -62,7 +62,7 @@ def test_the_clock_moves_on_once_the_bar_is_full(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(_progress, "time", fake)
     sink = io.StringIO()
     console = Console(file=sink, force_terminal=True, width=200)
-    with Watch(console, total=4) as watch:
+    with ProgressLine(console, total=4) as watch:
         watch(Status("chat/stream", 4))  # every example planned has run: the bar is full
         now[0] += 3725.0  # an hour, two minutes, five seconds of shrinking later
         watch(Status("shrink", 4, (), None, "reduce"))
