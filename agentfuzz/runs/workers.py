@@ -286,29 +286,7 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
     """One summary from the shards' summaries; each distinct failure's smallest bundle is copied
     to ``out`` (its folder name is the failure's, so no failure gets two bundles). After a
     crash, every shard's suspect is kept: the others as ``<folder>-shard<k>``."""
-    crashed = any(s.stopped_answering for s in summaries)
-    by_name: dict[str, list[FindingRow]] = {}
-    for summary in summaries:
-        for finding in summary.findings:
-            by_name.setdefault(Path(finding.bundle).name, []).append(finding)
-    best: dict[str, FindingRow] = {}
-    for name, rows in by_name.items():
-        smallest, *others = sorted(rows, key=_rank)
-        best[name] = smallest
-        # Each shard's request in flight may have killed the server: all are suspects.
-        if crashed and suspect(smallest.oracle, smallest.signature):
-            for other in others:  # a shard's bundle is <out>/.shards/<k>/<folder>
-                best[f"{name}-shard{Path(other.bundle).parent.name}"] = other
     run = next((s.run for s in summaries if s.run), {})
-    run_id = run.get("run") if isinstance(run.get("run"), str) else None
-    findings = []
-    for name, finding in sorted(best.items()):
-        # Never over another run's bundle of the same failure: that one is numbered on.
-        target = claimed_dir(out, name, run_id)
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(finding.bundle, target)
-        seen = sorted({m for row in by_name.get(name, [finding]) for m in row.seen_on})
-        findings.append(finding.model_copy(update={"bundle": str(target), "seen_on": seen}))
     examples: Counter[str] = Counter()
     shrinks: Counter[str] = Counter()
     turns: dict[str, TurnRow] = {}
@@ -328,7 +306,7 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
             slot.reached += row.reached
             slot.failed += row.failed
     return Summary(
-        findings=findings,
+        findings=_merged_findings(summaries, out, run),
         run=run,
         examples=dict(examples),
         shrink_steps=dict(shrinks),
@@ -353,3 +331,31 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
             if s.failed
         ],
     )
+
+
+def _merged_findings(summaries: list[Summary], out: Path, run: dict[str, Any]) -> list[FindingRow]:
+    """Each distinct failure's smallest bundle, copied to ``out``; after a crash, every shard's
+    suspect too."""
+    crashed = any(s.stopped_answering for s in summaries)
+    by_name: dict[str, list[FindingRow]] = {}
+    for summary in summaries:
+        for finding in summary.findings:
+            by_name.setdefault(Path(finding.bundle).name, []).append(finding)
+    best: dict[str, FindingRow] = {}
+    for name, rows in by_name.items():
+        smallest, *others = sorted(rows, key=_rank)
+        best[name] = smallest
+        # Each shard's request in flight may have killed the server: all are suspects.
+        if crashed and suspect(smallest.oracle, smallest.signature):
+            for other in others:  # a shard's bundle is <out>/.shards/<k>/<folder>
+                best[f"{name}-shard{Path(other.bundle).parent.name}"] = other
+    run_id = run.get("run") if isinstance(run.get("run"), str) else None
+    findings = []
+    for name, finding in sorted(best.items()):
+        # Never over another run's bundle of the same failure: that one is numbered on.
+        target = claimed_dir(out, name, run_id)
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(finding.bundle, target)
+        seen = sorted({m for row in by_name.get(name, [finding]) for m in row.seen_on})
+        findings.append(finding.model_copy(update={"bundle": str(target), "seen_on": seen}))
+    return findings
