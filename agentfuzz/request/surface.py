@@ -9,8 +9,6 @@ can count how the target answered each (the coverage table). Knobs older than th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from agentfuzz.model.history import (
     Api,
     AssistantMessage,
@@ -21,6 +19,8 @@ from agentfuzz.model.history import (
     ToolResult,
     UserMessage,
 )
+from agentfuzz.request._dimensions import CATALOGUE, Dimension
+from agentfuzz.request._values import Fields, with_the_request
 from agentfuzz.request.ids import recognize
 
 __all__ = [
@@ -33,9 +33,11 @@ __all__ = [
     "MALFORMED",
     "PLAIN",
     "Dimension",
+    "Fields",
     "applies",
     "features",
     "used",
+    "with_the_request",
 ]
 
 # The knobs the ``knob`` oracle holds an answer to (its signatures are ``knob:<name>…``); a
@@ -89,148 +91,7 @@ FORMS: dict[Api, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class Dimension:
-    """One optional part of a request: its name, the apis that carry it and its wire fields.
-
-    ``extension``: a server's own field (vLLM's, llama.cpp's), off unless a profile names it.
-    ``streaming``: only meaningful on a streamed request (servers refuse it otherwise).
-    """
-
-    name: str
-    apis: tuple[Api, ...]
-    fields: tuple[str, ...]
-    about: str
-    extension: bool = False
-    streaming: bool = False
-
-
-_BOTH: tuple[Api, ...] = ("chat", "responses")
-_CATALOGUE = (
-    Dimension(
-        "budget",
-        _BOTH,
-        ("max_tokens", "max_completion_tokens", "max_output_tokens"),
-        "a token budget, any from 1 to 64 (a cut at every offset of a call) or a large one",
-    ),
-    Dimension(
-        "stop", ("chat",), ("stop",), "stop strings, one or a list: newline, braces, quotes, markup"
-    ),
-    Dimension("n", ("chat",), ("n",), "more than one choice"),
-    Dimension("logprobs", _BOTH, ("logprobs", "top_logprobs"), "token log-probabilities"),
-    Dimension(
-        "penalties", ("chat",), ("presence_penalty", "frequency_penalty"), "repetition penalties"
-    ),
-    Dimension(
-        "stream_options",
-        ("chat",),
-        ("stream_options",),
-        "include_usage, on or off",
-        streaming=True,
-    ),
-    Dimension("parallel_tool_calls", _BOTH, ("parallel_tool_calls",), "true or false"),
-    Dimension(
-        "response_format",
-        _BOTH,
-        ("response_format", "text"),
-        "json_object or json_schema beside tools (chat response_format, Responses text.format)",
-    ),
-    Dimension("user", _BOTH, ("user",), "an end-user id"),
-    Dimension("metadata", _BOTH, ("metadata",), "string key-value metadata"),
-    Dimension(
-        "reasoning_effort", _BOTH, ("reasoning_effort", "reasoning"), "reasoning effort, summary"
-    ),
-    Dimension("instructions", ("responses",), ("instructions",), "a system prompt by field"),
-    Dimension("store", ("responses",), ("store",), "store the response, or not"),
-    Dimension("include", ("responses",), ("include",), "extra output to include"),
-    Dimension("truncation", ("responses",), ("truncation",), "auto or disabled"),
-    Dimension("max_tool_calls", ("responses",), ("max_tool_calls",), "a cap on tool calls"),
-    Dimension(
-        "previous_response_id",
-        ("responses",),
-        ("previous_response_id",),
-        "an id no answer ever had (a JSON 4xx is the right answer); in a session, its own last"
-        " answer or another session's",
-    ),
-    Dimension(
-        "tool_choice_forms",
-        _BOTH,
-        ("tool_choice", "tools"),
-        "allowed_tools, an undeclared or nameless function, a hosted tool, the namespace-native"
-        " name, a choice with no tools",
-    ),
-    Dimension(
-        "message_forms",
-        _BOTH,
-        (),
-        "messages spelled otherwise: text as parts, an empty or absent assistant content, a"
-        " name; an image part, a part of an unknown type, a part with no type",
-    ),
-    Dimension(
-        "strict_tools",
-        _BOTH,
-        (),
-        "a function declared strict: true, its schema valid for strict mode or not",
-    ),
-    Dimension(
-        "custom_tools",
-        _BOTH,
-        (),
-        "a custom tool (free text, a Lark or regex grammar), and a past call to it",
-    ),
-    Dimension(
-        "hosted_tools",
-        ("responses",),
-        (),
-        "a hosted tool (web or file search, code interpreter, image generation, MCP, computer"
-        " use, local shell), and a past call to it",
-    ),
-    Dimension(
-        "legacy_functions",
-        ("chat",),
-        ("functions", "function_call"),
-        "the declared tools again as legacy functions, a legacy function_call, and maybe a past"
-        " legacy call and its role: function result",
-    ),
-    Dimension(
-        "long_text",
-        _BOTH,
-        (),
-        "the last user message padded to about the profile's context_chars: half, just under,"
-        " at, just over or twice the limit",
-    ),
-    Dimension(
-        "malformed",
-        _BOTH,
-        (),
-        "a body that is not a request: bad JSON, wrong types (a JSON 4xx is the right answer)",
-    ),
-    Dimension(
-        "sampler_extensions",
-        _BOTH,
-        ("top_k", "min_p", "repetition_penalty"),
-        "vLLM's and llama.cpp's extra sampling fields",
-        extension=True,
-    ),
-    Dimension(
-        "vllm_extensions",
-        _BOTH,
-        (
-            "structured_outputs",
-            "guided_json",
-            "guided_regex",
-            "guided_choice",
-            "chat_template_kwargs",
-        ),
-        "vLLM's structured outputs (and the guided_* fields before them), chat_template_kwargs",
-        extension=True,
-    ),
-    Dimension(
-        "llamacpp_extensions", ("chat",), ("grammar",), "llama.cpp's GBNF grammar", extension=True
-    ),
-)
-
-DIMENSIONS: dict[str, Dimension] = {d.name: d for d in _CATALOGUE}
+DIMENSIONS: dict[str, Dimension] = {d.name: d for d in CATALOGUE}
 # The dimensions drawn onto the history (``strategies._foreign``) rather than as fields.
 HISTORY_DIMENSIONS = (
     "strict_tools",
@@ -241,8 +102,8 @@ HISTORY_DIMENSIONS = (
 )
 # The sentence ``long_text`` pads a message with, over and over (how ``used`` tells it).
 FILLER = "This sentence is here to make the message long. "
-DEFAULT_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in _CATALOGUE if not d.extension)
-_BY_FIELD = {(api, f): d.name for d in _CATALOGUE for api in d.apis for f in d.fields}
+DEFAULT_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in CATALOGUE if not d.extension)
+_BY_FIELD = {(api, f): d.name for d in CATALOGUE for api in d.apis for f in d.fields}
 # The order ``used`` names dimensions in: the older knobs, the catalogue, each way of breaking.
 _ORDER = (
     "tool_choice",

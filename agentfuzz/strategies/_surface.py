@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import copy
 from functools import lru_cache
-from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.model.history import Api, Tool
+from agentfuzz.request._values import Fields
 from agentfuzz.request.profiles import Profile
-from agentfuzz.request.surface import FORMS, HISTORY_DIMENSIONS, MALFORMED, applies
+from agentfuzz.request.surface import DIMENSIONS, FORMS, HISTORY_DIMENSIONS, MALFORMED, applies
 from agentfuzz.strategies._histories import _indexes
 
 __all__ = [
@@ -31,198 +31,12 @@ __all__ = [
     "value_of",
 ]
 
-Fields = dict[str, Any]
-
-# Strings that cut an answer where servers keep their own markup: the structure of JSON
-# arguments, and the tool-call tokens of the chat-template families agentfuzz knows.
-STOPS = (
-    "\n",
-    "}",
-    '"',
-    ",",
-    " ",
-    "</tool_call>",
-    "<tool_call>",
-    "<|tool_calls_section_begin|>",
-    "<|tool_call_end|>",
-    "<|call|>",
-    "<|im_end|>",
-    "[TOOL_CALLS]",
-    "functions.",
-    '{"',
-)
-
-_SCHEMA = {
-    "type": "object",
-    "properties": {"answer": {"type": "string"}, "score": {"type": "integer"}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-_EFFORTS = ("low", "minimal", "medium", "high")
-_INCLUDES = (
-    "reasoning.encrypted_content",
-    "message.output_text.logprobs",
-    "web_search_call.action.sources",
-    "code_interpreter_call.outputs",
-    "file_search_call.results",
-)
-
-
-def _one_of(*choices: Fields) -> SearchStrategy[Fields]:
-    return st.sampled_from(choices)
-
-
-def _budget(api: Api, large: tuple[int, ...]) -> SearchStrategy[Fields]:
-    # Every offset a cut can land on inside a short call, then the profile's large budgets.
-    amounts = st.integers(1, 64)
-    if large:
-        amounts |= st.sampled_from(large)
-    keys = ("max_output_tokens",) if api == "responses" else ("max_tokens", "max_completion_tokens")
-    return st.builds(lambda key, n: {key: n}, st.sampled_from(keys), amounts)
-
-
-def _stop() -> SearchStrategy[Fields]:
-    one = st.sampled_from(STOPS)
-    return st.builds(lambda s: {"stop": s}, one | st.lists(one, min_size=1, max_size=4))
-
-
-def _logprobs(api: Api) -> SearchStrategy[Fields]:
-    top = st.integers(0, 5)
-    if api == "responses":
-        return st.builds(lambda k: {"top_logprobs": k}, top)
-    return _one_of({"logprobs": True}, {"logprobs": False}) | st.builds(
-        lambda k: {"logprobs": True, "top_logprobs": k}, top
-    )
-
-
-def _penalties() -> SearchStrategy[Fields]:
-    amount = st.sampled_from((0.5, -0.5, 1.0, 2.0, -2.0))
-    both = ("presence_penalty", "frequency_penalty")
-    pick = st.sampled_from((both[:1], both[1:], both))
-    return st.builds(lambda keys, a: dict.fromkeys(keys, a), pick, amount)
-
-
-def _format(api: Api) -> SearchStrategy[Fields]:
-    schema = {"name": "answer", "schema": _SCHEMA}
-    if api == "responses":
-        formats: tuple[Fields, ...] = (
-            {"type": "json_object"},
-            {"type": "json_schema", **schema, "strict": True},
-            {"type": "json_schema", **schema},
-            {"type": "text"},
-        )
-        return st.sampled_from(formats).map(lambda f: {"text": {"format": f}})
-    formats = (
-        {"type": "json_object"},
-        {"type": "json_schema", "json_schema": {**schema, "strict": True}},
-        {"type": "json_schema", "json_schema": schema},
-        {"type": "text"},
-    )
-    return st.sampled_from(formats).map(lambda f: {"response_format": f})
-
-
-def _effort(api: Api) -> SearchStrategy[Fields]:
-    effort = st.sampled_from(_EFFORTS)
-    if api == "chat":
-        return effort.map(lambda e: {"reasoning_effort": e})
-    summary = st.sampled_from((None, "auto", "concise", "detailed"))
-    return st.builds(
-        lambda e, s: {"reasoning": {"effort": e} | ({} if s is None else {"summary": s})},
-        effort,
-        summary,
-    )
-
-
-def _sampler() -> SearchStrategy[Fields]:
-    return _one_of({"top_k": 1}, {"top_k": 40}, {"min_p": 0.1}, {"repetition_penalty": 1.2})
-
-
-def _vllm() -> SearchStrategy[Fields]:
-    # Structured outputs as vLLM names them now, then the guided_* fields it took before.
-    return _one_of(
-        {"structured_outputs": {"json": _SCHEMA}},
-        {"structured_outputs": {"regex": "[a-z]{1,8}"}},
-        {"structured_outputs": {"choice": ["yes", "no"]}},
-        {"chat_template_kwargs": {"enable_thinking": False}},
-        {"chat_template_kwargs": {}},
-        {"guided_json": _SCHEMA},
-        {"guided_regex": "[a-z]{1,8}"},
-        {"guided_choice": ["yes", "no"]},
-    )
-
-
-def _grammar() -> SearchStrategy[Fields]:
-    return _one_of(
-        {"grammar": 'root ::= "yes" | "no"'},
-        {
-            "grammar": 'root ::= "{" ws ""answer":" ws string ws "}"\nws ::= " "?\n'
-            'string ::= """ [a-z ]* """'
-        },
-        {"grammar": "root ::= ("},  # no grammar at all: a JSON 4xx is the answer
-    )
-
-
-def value_of(name: str, api: Api, large: tuple[int, ...] = ()) -> SearchStrategy[Fields]:
-    """The wire fields dimension ``name`` adds to an ``api`` request, plainest first
-    (``large``: the budgets above 64 tokens the profile allows)."""
-    return _value_of(name, api, large)
-
 
 @lru_cache(maxsize=128)
-def _value_of(name: str, api: Api, large: tuple[int, ...]) -> SearchStrategy[Fields]:
-    simple: dict[str, SearchStrategy[Fields]] = {
-        "n": st.integers(1, 3).map(lambda n: {"n": n}),
-        "stream_options": _one_of(
-            {"stream_options": {"include_usage": True}},
-            {"stream_options": {"include_usage": False}},
-        ),
-        "parallel_tool_calls": _one_of(
-            {"parallel_tool_calls": False}, {"parallel_tool_calls": True}
-        ),
-        "user": _one_of({"user": "user-1234"}, {"user": ""}, {"user": 'ユーザー "q"'}),
-        "metadata": _one_of(
-            {"metadata": {"run": "agentfuzz"}}, {"metadata": {}}, {"metadata": {'k"ey': "vä\\l"}}
-        ),
-        "instructions": _one_of(
-            {"instructions": "Answer briefly."},
-            {"instructions": ""},
-            {"instructions": "Use the tools when asked. <|im_start|>system"},
-        ),
-        "store": _one_of({"store": False}, {"store": True}),
-        "include": st.lists(st.sampled_from(_INCLUDES), max_size=3, unique=True).map(
-            lambda v: {"include": v}
-        ),
-        "truncation": _one_of({"truncation": "disabled"}, {"truncation": "auto"}),
-        "max_tool_calls": st.integers(1, 4).map(lambda n: {"max_tool_calls": n}),
-        "previous_response_id": _one_of(
-            {"previous_response_id": "resp_agentfuzz_never_answered"},
-            {"previous_response_id": ""},
-        ),
-    }
-    if name in simple:
-        return simple[name]
-    if name == "budget":
-        return _budget(api, large)
-    drawn = {
-        "logprobs": _logprobs,
-        "response_format": _format,
-        "reasoning_effort": _effort,
-    }
-    if name in drawn:
-        return drawn[name](api)
-    if name == "tool_choice_forms":
-        return st.composite(lambda draw: choice_forms(draw, api, ()))()
-    if name == "message_forms" or name in HISTORY_DIMENSIONS:
-        # No top-level field: the forms are Options.forms, the rest is in the history.
-        return st.just({})
-    others = {
-        "stop": _stop,
-        "penalties": _penalties,
-        "sampler_extensions": _sampler,
-        "vllm_extensions": _vllm,
-        "llamacpp_extensions": _grammar,
-    }
-    return others[name]()
+def value_of(name: str, api: Api, large: tuple[int, ...] = ()) -> SearchStrategy[Fields]:
+    """The wire fields dimension ``name`` adds to an ``api`` request, plainest first
+    (``large``: the budgets above 64 tokens the profile allows): its own ``values``."""
+    return DIMENSIONS[name].values(api, large)
 
 
 # A function no request ever declares: forcing it is a request any server must refuse.

@@ -25,6 +25,7 @@ from agentfuzz.request.surface import (
     PLAIN,
     applies,
     used,
+    with_the_request,
 )
 from agentfuzz.strategies import cases
 from agentfuzz.strategies._surface import _FORMS, _form
@@ -258,3 +259,25 @@ def test_a_structured_output_field_holds_the_answer_so_tool_choice_is_not_judged
     assert check(case, answer, only=["tool_choice"]) == []
     plain = case.model_copy(update={"options": Options(tool_choice="required")})
     assert check(plain, answer, only=["tool_choice"]) != []
+
+
+FIELD_DIMENSIONS = sorted(
+    name
+    for name in DIMENSIONS
+    if name not in {"tool_choice_forms", "message_forms", "malformed", *HISTORY_DIMENSIONS}
+)
+
+
+def test_a_dimension_drawn_with_the_request_says_so_and_every_other_carries_its_values() -> None:
+    for name, dimension in DIMENSIONS.items():
+        elsewhere = name not in FIELD_DIMENSIONS
+        assert (dimension.values is with_the_request) == elsewhere, name
+
+
+@settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_a_dimensions_values_send_its_own_fields_and_nothing_else(data: st.DataObject) -> None:
+    dimension = DIMENSIONS[data.draw(st.sampled_from(FIELD_DIMENSIONS))]
+    api = data.draw(st.sampled_from(dimension.apis))
+    fields = data.draw(dimension.values(api, (128,)))
+    assert fields and set(fields) <= set(dimension.fields)
