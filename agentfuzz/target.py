@@ -4,7 +4,7 @@
 sends a recorded body as it is. Every exchange carries its own recording (what was sent, the
 bytes read), so the one that failed goes into its bundle's cassette as it came. With a record
 mode, parts of a campaign play from (or record into) cassettes: ``with target.cassette(path,
-about):`` for each part. In proxy mode a ``BackendLog`` behind the proxy gives each observation
+about):`` for each part. In middleman mode a ``BackendLog`` behind the proxy gives each observation
 the request bodies the backend received while it was in flight, read back as cases. Requests
 related to a case (its stream-flipped twin) are the judge's business (``judge.py``): each is one
 more ``observe``. What the requests used and how they were answered the run counts

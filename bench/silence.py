@@ -12,7 +12,7 @@ takes minutes, not a timing: it prints, per run, the examples and requests sent,
     python bench/silence.py --examples 250  # a quick look
 
 The profile is ``strategies/default.toml`` with the server extensions added (``--profile``
-takes another). The direct run uses two workers; proxy mode runs with one (its backend log is
+takes another). The direct run uses two workers; middleman mode runs with one (its backend log is
 one per process). A third run sends sessions (``--mode session``, a fifth as many, each several
 turns), whose turns draw the same surface, each beginning from the server's own answers.
 """

@@ -76,7 +76,7 @@ _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
     PROFILE,
     SERVE,
     click.option(
-        "--backend", metavar="PROFILE", help="Proxy mode: reference server behind --base-url."
+        "--backend", metavar="PROFILE", help="Middleman mode: reference server behind --base-url."
     ),
     click.option(
         "--backend-port",

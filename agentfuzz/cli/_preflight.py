@@ -56,9 +56,9 @@ def preflight(o: FuzzOptions) -> tuple[dict[str, Any], RecordedTarget | None]:
     work."""
     checked_url(o.base_url)
     many = 2 if o.workers == "auto" else o.workers
-    _proxy_mode(o.backend, o.backend_port, o.base_url, o.serve, many)
+    _middleman_mode(o.backend, o.backend_port, o.base_url, o.serve, many)
     if o.backend is not None and o.cassette is not None:
-        fail(EXIT_USAGE, "proxy mode (--backend) cannot run through --cassette yet")
+        fail(EXIT_USAGE, "middleman mode (--backend) cannot run through --cassette yet")
     if o.base_url is not None and o.serve is not None:
         fail(EXIT_USAGE, "--serve starts the reference server only when --base-url is absent")
     if o.record_mode is not None and o.cassette is None:
@@ -99,7 +99,7 @@ def _fields(o: FuzzOptions) -> dict[str, Any]:
     return fields
 
 
-def _proxy_mode(
+def _middleman_mode(
     backend: str | None, port: int | None, base_url: str | None, serve: str | None, workers: int
 ) -> None:
     """Exit 2 for a proxy-mode flag combination that cannot work."""
@@ -113,7 +113,7 @@ def _proxy_mode(
         fail(EXIT_USAGE, "--backend needs --base-url: the proxy in front of the backend")
     if workers > 1:
         # Which backend request belongs to which client request is only exact one at a time.
-        fail(EXIT_USAGE, "proxy mode (--backend) runs with --workers 1")
+        fail(EXIT_USAGE, "middleman mode (--backend) runs with --workers 1")
 
 
 def _chosen_oracles(only: str | None, skip: str | None) -> tuple[list[str] | None, list[str]]:

@@ -100,7 +100,7 @@ def _config(
 
 @contextlib.contextmanager
 def _backend(profile: str | None, port: int, quiet: bool) -> Iterator[BackendLog | None]:
-    """Proxy mode: the reference server with ``profile`` on 127.0.0.1:``port`` as the proxy's
+    """Middleman mode: the reference server with ``profile`` on 127.0.0.1:``port`` as the proxy's
     backend, logging every request body it receives; nothing without a profile."""
     if profile is None:
         yield None

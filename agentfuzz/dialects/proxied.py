@@ -1,6 +1,6 @@
-"""Proxy mode's bodies read back as cases, so that ``proxy_fidelity`` only compares.
+"""Middleman mode's bodies read back as cases, so that ``proxy_fidelity`` only compares.
 
-In proxy mode the client's body goes to a proxy and the backend behind it receives bodies of
+In middleman mode the client's body goes to a proxy and the backend behind it receives bodies of
 its own, chat or Responses (a proxy may translate one into the other). Both sides are read here
 by the importer, the same way: Responses ``instructions`` become the leading system message a
 translation to chat makes of them. The target does it live, the replay from a cassette, so a

@@ -114,7 +114,7 @@ class ItemSighting:
 
 @dataclass(frozen=True)
 class BackendRequest:
-    """One request body the backend behind a proxy received (proxy mode), with its URL path.
+    """One request body the backend behind a proxy received (middleman mode), with its URL path.
 
     ``read`` is the body as the importer reads it (``dialects.proxied``): a case, or the
     one-line reason it cannot be read; None until the pipeline has read it.
@@ -160,10 +160,10 @@ class Observation:
     # ``function_call``. Not in ``tool_calls``: their input is not JSON arguments, no
     # function declared them, or (legacy) they have no id to judge.
     others: tuple[str, ...] = ()
-    # Proxy mode: what the backend received while this request was in flight (None otherwise).
+    # Middleman mode: what the backend received while this request was in flight (None otherwise).
     backend: tuple[BackendRequest, ...] | None = None
-    # Proxy mode: the body the client sent the proxy, read as the backend's are (a case, or why
-    # the importer cannot read it); None outside proxy mode and for a raw body.
+    # Middleman mode: the body the client sent the proxy, read as the backend's are (a case, or why
+    # the importer cannot read it); None outside middleman mode and for a raw body.
     sent: Case | str | None = None
     # The answers to the requests related to this one (``request.relations``), in the order
     # they were sent: a partner the case's relation derives, and under ``--differential`` the

@@ -35,7 +35,7 @@ from agentfuzz.oracles import _consistency  # consistency
 from agentfuzz.oracles import _knob  # knob
 from agentfuzz.oracles import _framing  # framing
 from agentfuzz.oracles import _session  # self_rejection, id_roundtrip
-from agentfuzz.oracles import _proxy  # proxy_fidelity
+from agentfuzz.oracles import _middleman  # proxy_fidelity
 from agentfuzz.oracles import _relation  # relation
 from agentfuzz.oracles import _divergence  # stream_divergence
 
@@ -70,7 +70,7 @@ del (
     _calls,
     _wire,
     _session,
-    _proxy,
+    _middleman,
     _relation,
     _divergence,
     _consistency,

@@ -79,7 +79,7 @@ class _Server:
     ) -> Intake | Response:
         raw = await request.body()
         if self.on_request is not None:
-            # Proxy mode: the client compares this with what it sent, so record it as it came.
+            # Middleman mode: the client compares this with what it sent, so record it as it came.
             self.on_request(request.url.path, raw)
         try:
             body = json.loads(raw)
@@ -286,7 +286,7 @@ def create_app(
     ``latency_ms``, ``per_token_ms`` and ``capacity`` are a GPU server's timing (``load.Timing``);
     ``GET /load`` says how many requests it held in flight, and for how long.
     ``on_request(path, body)`` sees every chat and Responses request body as it arrives,
-    before it is parsed (proxy mode records what a proxy forwarded).
+    before it is parsed (middleman mode records what a proxy forwarded).
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")

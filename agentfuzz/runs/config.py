@@ -59,7 +59,7 @@ class FuzzConfig(BaseModel):
     max_time: float | None = None
     # Distinct failures (oracle, signature) after which fuzzing stops, and shrinking begins.
     max_failures: int | None = None
-    # Proxy mode: the ``target.BackendLog`` of the backend behind the proxy at base_url
+    # Middleman mode: the ``target.BackendLog`` of the backend behind the proxy at base_url
     # (proxy_fidelity reads it); a live object, so never serialised.
     backend: Any = Field(default=None, exclude=True)
     # Send every request a second time with ``stream`` flipped, for stream_divergence (2x cost).

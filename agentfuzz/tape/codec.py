@@ -3,7 +3,7 @@
 A cassette's ``metadata.agentfuzz`` says what was fuzzed (target, model, agentfuzz version)
 and, for each interaction in order, the ``case`` it sent, the ``verdicts`` the oracles gave at
 record time and the body's size in ``bytes`` (a cut-short body is then an unreadable cassette,
-not a new finding); in proxy mode also the ``backend`` requests (``path`` and ``body``) that
+not a new finding); in middleman mode also the ``backend`` requests (``path`` and ``body``) that
 reached the backend behind the proxy; and the ``related`` requests the judge sent with it (a
 relation's partner, ``--differential``'s stream-flipped twin): for each its ``relation``, what was
 sent (``url``, ``request``, ``stream``) and its answer (``status``, ``content_type``, ``body``
@@ -208,7 +208,7 @@ class RecordedTurn:
     body: dict[str, Any] | str
     case: Case
     verdicts: list[dict[str, str]]
-    # Proxy mode: what the backend behind the proxy received; None outside proxy mode.
+    # Middleman mode: what the backend behind the proxy received; None outside middleman mode.
     backend: tuple[BackendRequest, ...] | None = None
     # The transport failure that cut the answer short when it was recorded, if any.
     failure: str | None = None

@@ -6,9 +6,9 @@ chat; `passthrough`: Responses forwarded as they are), its model named `--alias`
 (default: the backend's own name), and, one after the other:
 
 - each `--backends` profile (default `fixed`): the proxy in front of agentfuzz's own reference
-  server in proxy mode, so `proxy_fidelity` sees what reached the backend, fuzzed with the profile
-  of the proxy mode (`strategies/litellm-bridge.toml`, `strategies/litellm.toml`: what LiteLLM
-  claims to carry in that mode; `--profile` overrides it). `fixed` is believed
+  server in middleman mode, so `proxy_fidelity` sees what reached the backend, fuzzed with the
+  profile of LiteLLM's proxy mode (`strategies/litellm-bridge.toml`, `strategies/litellm.toml`:
+  what LiteLLM claims to carry in that mode; `--profile` overrides it). `fixed` is believed
   free of the seed bugs, so every finding there is the proxy's; a planted-fault profile answers
   with an odd shape the proxy must carry (or refuse) without breaking. Each writes to
   `--out/<profile>`;
@@ -32,9 +32,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 LIVE = HERE.parent
 REFERENCE_MODEL = "kimi-k2-reference"  # what the reference server lists at /v1/models
-# The fuzz profile behind the reference server, per proxy mode (`--profile` overrides it): what
-# LiteLLM claims to carry in that mode, so `knob` and `relation` judge only that. The bridge drops
-# the Responses fields it does not translate (strategies/litellm-bridge.toml says which).
+# The fuzz profile behind the reference server, per LiteLLM proxy mode (`--profile` overrides
+# it): what LiteLLM claims to carry in that mode, so `knob` and `relation` judge only that. The
+# bridge drops the Responses fields it does not translate (strategies/litellm-bridge.toml says
+# which).
 PROFILES = {"bridge": "litellm-bridge", "passthrough": "litellm"}  # strategies/<name>.toml
 
 
@@ -67,7 +68,7 @@ def _oracles(profile: str) -> list[str]:
 
 
 def profile_for(args: argparse.Namespace) -> str:
-    """`--profile` when given, else the profile of the proxy mode (PROFILES)."""
+    """`--profile` when given, else the profile of the LiteLLM proxy mode (PROFILES)."""
     return args.profile or PROFILES[args.proxy_mode]
 
 

@@ -1,10 +1,10 @@
-"""Fuzz Llama Stack's Responses server in front of the reference server in proxy mode; stop all.
+"""Fuzz Llama Stack's Responses server before the reference server in middleman mode; stop all.
 
 `python live/llama-stack/campaign.py [--out DIR] [--max-time S] ...` builds the stack if needed,
 then runs, one after the other, each against a fresh stack:
 
 - `fixed`: the stack in front of agentfuzz's reference server (`--backend fixed`, believed free
-  of the seed bugs) in proxy mode, so `proxy_fidelity` sees what reached the backend and every
+  of the seed bugs) in middleman mode, so `proxy_fidelity` sees what reached the backend and every
   finding is the stack's. Both apis: `/v1/responses` is Llama Stack's own implementation over
   the backend's streamed chat completions; `/v1/chat/completions` is routed to the backend;
 - the odd-shape backends (`--odd`, default `calls-say-stop,chat-no-done`): reference servers
@@ -57,7 +57,7 @@ def odd_time(max_time: float) -> float:
 def fuzz_options(args: argparse.Namespace, max_time: float) -> list[str]:
     mode = ["--mode", args.mode, "--max-examples", str(args.max_examples)]
     mode += ["--api", args.api] if args.api else []
-    # One worker: proxy mode matches each request to what reached the backend.
+    # One worker: middleman mode matches each request to what reached the backend.
     return [*mode, "--max-time", str(max_time), "--seed", str(args.seed), "--timeout", "300",
             "--workers", "1", "--profile", args.profile]  # fmt: skip
 

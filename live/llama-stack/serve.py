@@ -38,7 +38,7 @@ def stack_config(state: Path, backend_url: str, backend_model: str) -> dict[str,
 
     Everything it stores (responses, conversations, files, the registry) lands under `state`.
     The model is registered here rather than listed from the backend, so the stack starts before
-    the backend does (agentfuzz's proxy mode starts the backend itself).
+    the backend does (agentfuzz's middleman mode starts the backend itself).
     """
     kv = {"type": "kv_sqlite", "db_path": str(state / "kvstore.db")}
     sql = {"type": "sql_sqlite", "db_path": str(state / "sql_store.db")}

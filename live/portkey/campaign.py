@@ -1,11 +1,11 @@
-"""Fuzz the Portkey AI gateway in proxy mode in front of agentfuzz's reference server; stop all.
+"""Fuzz the Portkey AI gateway in middleman mode in front of agentfuzz's reference server; stop all.
 
 `python live/portkey/campaign.py [--out DIR] [--max-time S] ...` builds the gateway if needed, then
 runs, one after the other, each with a fresh gateway routed by the `x-portkey-provider: openai`
 and `x-portkey-custom-host` headers:
 
 - `fixed`: the gateway in front of the reference server (`--backend fixed`, believed free of the
-  seed bugs) in proxy mode, so `proxy_fidelity` sees what reached the backend and every finding
+  seed bugs) in middleman mode, so `proxy_fidelity` sees what reached the backend and every finding
   is the gateway's;
 - odd-shape backends (`--odd`, default `calls-say-stop,item-ids-shared`): reference profiles that
   each plant one fault in their answers, on the api it lives on. A gateway that passes answers

@@ -1,4 +1,4 @@
-"""Proxy mode runs: ``agentfuzz fuzz`` through a planted proxy to the reference backend."""
+"""Middleman mode runs: ``agentfuzz fuzz`` through a planted proxy to the reference backend."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A pass-through proxy with one fault planted on request, to test proxy mode against.
+"""A pass-through proxy with one fault planted on request, to test middleman mode against.
 
 It forwards ``/v1/chat/completions``, ``/v1/responses`` and ``/v1/models`` to a backend, the
 answer's bytes passed through as they come (streaming or not). ``faithful`` forwards the

@@ -1,5 +1,5 @@
-"""Proxy mode through a faithful proxy: silent everywhere, recorded and replayed with the
-backend's requests; and the flag combinations proxy mode refuses."""
+"""Middleman mode through a faithful proxy: silent everywhere, recorded and replayed with the
+backend's requests; and the flag combinations middleman mode refuses."""
 
 from __future__ import annotations
 

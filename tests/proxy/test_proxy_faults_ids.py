@@ -1,4 +1,4 @@
-"""Proxy mode finds id faults planted in a proxy, through the normal engine, with exit 1."""
+"""Middleman mode finds id faults planted in a proxy, through the normal engine, with exit 1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Proxy mode finds faults planted in a proxy that lose, rename or inject history, with exit 1."""
+"""Middleman mode finds faults planted in a proxy that lose, rename or inject history: exit 1."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def test_registered_under_its_contract_name() -> None:
     assert "proxy_fidelity" in oracles.names()
 
 
-def test_silent_outside_proxy_mode() -> None:
+def test_silent_outside_middleman_mode() -> None:
     exchange = Exchange(url="http://x/v1/chat/completions", request=_chat_body(), stream=False)
     assert oracles.check(CASE, Observation(exchange=exchange), only=["proxy_fidelity"]) == []
 

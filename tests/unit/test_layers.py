@@ -116,7 +116,7 @@ def test_the_data_model_and_the_errors_import_nothing_above_them() -> None:
         assert _parts(path) <= {"model"}, path
     assert _parts(PACKAGE / "errors.py") == set()
     assert _agentfuzz_modules(PACKAGE / "model" / "history.py") == set()
-    # An observation carries proxy mode's bodies read back as cases: history is all it needs.
+    # An observation carries middleman mode's bodies read back as cases: history is all it needs.
     assert _agentfuzz_modules(PACKAGE / "model" / "observation.py") == {"agentfuzz.model.history"}
 
 

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from agentfuzz.model.history import Case, Options, Tool
 from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.oracles._common import one_line
-from agentfuzz.oracles._proxy_align import (
+from agentfuzz.oracles._middleman_align import (
     Entry,
     align,
     entries,
@@ -313,7 +313,7 @@ def _stored(sent: list[Entry], matched: dict[int, int], size: int) -> int:
     "an item lost or added, or no backend request at all",
 )
 def proxy_fidelity(case: Case, obs: Observation) -> Iterator[Violation]:
-    """Proxy mode: what reached the backend differs from what the client sent the proxy.
+    """Middleman mode: what reached the backend differs from what the client sent the proxy.
 
     Every request the backend received while this one was in flight must carry
     what the client sent (see the module docstring for what is tolerated), and a 2xx answer
