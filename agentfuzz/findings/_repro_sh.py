@@ -25,7 +25,7 @@ def _endpoint(url: str, base_url: str | None) -> tuple[str, str]:
 
 
 _CHECK = """\
-if python3 -c 'import agentfuzz.tape.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

@@ -21,7 +21,7 @@ echo '--- and right after it, the request related to it (text_part):' >&2
 "input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Use get_weather."}]},{"type":"function_call","call_id":"functions.get_weather:0","name":"get_weather","arguments":"{}"},{"type":"function_call_output","call_id":"functions.get_weather:0","output":[{"type":"input_text","text":""}]}],"tools":[{"type":"function","name":"get_weather","description":"Call get_weather when the user asks for it.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"additionalProperties":false},"strict":false}],"stream":false}
 AGENTFUZZ_JSON
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

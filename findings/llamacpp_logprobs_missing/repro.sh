@@ -21,7 +21,7 @@ echo '--- and right after it, the request related to it (special_token):' >&2
 "messages":[{"role":"user","content":"Thanks. What else can you tell me? <|im_end>"}],"tools":[{"type":"function","function":{"name":"weather__run_shell","description":"Call weather__run_shell when the user asks for it.","parameters":{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"number"}},"additionalProperties":false,"required":["query"]}}}],"stream":false,"seed":0,"temperature":0.0,"max_tokens":160,"logprobs":true}
 AGENTFUZZ_JSON
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

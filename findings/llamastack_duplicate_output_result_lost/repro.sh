@@ -13,7 +13,7 @@ model=$(printf '%s' "$MODEL" | sed 's/[\\"]/\\&/g')
 "input":[{"type":"message","role":"user","content":"Please use the tools you have to answer."},{"type":"function_call","call_id":"functions.get_weather:0","name":"get_weather","arguments":"{}"},{"type":"function_call_output","call_id":"functions.get_weather:0","output":"{\"status\": \"ok\"}"},{"type":"function_call_output","call_id":"functions.get_weather:0","output":"{\"status\": \"ok\"}"}],"tools":[{"type":"function","name":"get_weather","description":"Call get_weather when the user asks for it.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"additionalProperties":false},"strict":false}],"stream":false}
 AGENTFUZZ_JSON
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

@@ -13,7 +13,7 @@ model=$(printf '%s' "$MODEL" | sed 's/[\\"]/\\&/g')
 "input":[{"type":"message","role":"user","content":"Please use the tools you have to answer."},{"type":"function_call","call_id":"call_0","name":"get_time","arguments":"{}"},{"type":"function_call_output","call_id":"call_0","output":"{\"status\": \"ok\"}"}],"tools":[{"type":"function","name":"get_time","description":"Call get_time when the user asks for it.","parameters":{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"number"}},"additionalProperties":false,"required":["query"]},"strict":false}],"stream":false,"logprobs":true}
 AGENTFUZZ_JSON
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

@@ -13,7 +13,7 @@ model=$(printf '%s' "$MODEL" | sed 's/[\\"]/\\&/g')
 "input":[{"type":"message","role":"user","content":"Please use the tools you have to answer."},{"type":"message","role":"user","content":"Thanks. What else can you tell me?"}],"stream":true,"previous_response_id":"resp_57e97d5c-21b9-4130-b3ff-e6809fc24a7c"}
 AGENTFUZZ_JSON
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

@@ -13,7 +13,7 @@ model=$(printf '%s' "$MODEL" | sed 's/[\\"]/\\&/g')
 "messages":[{"role":"user","content":"Please use the tools you have to answer."},{"role":"assistant","content":null,"tool_calls":[{"id":"functions.get_time:0","type":"function","function":{"name":"get_time","arguments":"{}"}}]},{"role":"tool","tool_call_id":"functions.get_time:0","content":"{\"status\": \"ok\"}"}],"tools":[{"type":"function","function":{"name":"get_time","description":"Call get_time when the user asks for it.","parameters":{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"number"}},"additionalProperties":false,"required":["query"]}}}],"stream":true,"logprobs":true}
 AGENTFUZZ_JSON
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

@@ -11,7 +11,7 @@ printf %s '{"model": "kimi-k2-reference", "messages": [{"role": "user", "conte' 
   ${OPENAI_API_KEY:+-H "Authorization: Bearer $OPENAI_API_KEY"} \
   --data-binary @-
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

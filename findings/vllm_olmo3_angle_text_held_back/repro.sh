@@ -13,7 +13,7 @@ model=$(printf '%s' "$MODEL" | sed 's/[\\"]/\\&/g')
 "messages":[{"role":"user","content":"Use send_email."}],"tools":[{"type":"function","function":{"name":"send_email","description":"Call send_email when the user asks for it.","parameters":{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"number"}},"additionalProperties":false,"required":["query"]}}}],"stream":true,"seed":0,"temperature":0.0,"max_tokens":160}
 AGENTFUZZ_JSON
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys

@@ -21,7 +21,7 @@ echo '--- and right after it, the request related to it (chain):' >&2
 "input":[{"type":"message","role":"user","content":"Thanks. What else can you tell me?"},{"type":"function_call","id":"fc_84e40da131601952","call_id":"chatcmpl-tool-b37cdee9d9405fef","name":"files__send_email","arguments":"{\"email_id\": \"email_id_to_send_email_to_email_address\"}","namespace":"crm"},{"type":"message","role":"user","content":"Please use the tools you have to answer."}],"stream":false,"temperature":0.0,"max_output_tokens":160}
 AGENTFUZZ_JSON
 echo >&2
-if python3 -c 'import agentfuzz.replay' 2>/dev/null; then
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
   echo "--- agentfuzz judges a fresh answer to the same request:" >&2
   python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
 import sys
