@@ -20,7 +20,6 @@ __all__ = [
     "ProbeFailed",
     "ProfileError",
     "TargetUnreachable",
-    "exit_code",
 ]
 
 # The contract's exit codes: nothing found, failures found, usage/config/input error, the
@@ -59,24 +58,3 @@ class NothingToReduce(Exception):
 
 class ProbeFailed(Exception):
     """The probe's requests were not answered: no curve to read a knee from."""
-
-
-_CODES: tuple[tuple[type[BaseException], int], ...] = (
-    (TargetUnreachable, EXIT_UNREACHABLE),
-    (ModelListError, EXIT_USAGE),
-    (CassetteError, EXIT_USAGE),
-    (NotInCassette, EXIT_USAGE),
-    (InputError, EXIT_USAGE),
-    (ProfileError, EXIT_USAGE),
-    (NothingToReduce, EXIT_CLEAN),
-    (KeyboardInterrupt, EXIT_INTERRUPTED),
-)
-
-
-def exit_code(exc: BaseException) -> int | None:
-    """The exit code a face gives for ``exc``; None for a failure that is not one of these
-    (a bug of agentfuzz's, which each face reports in its own way)."""
-    for kind, code in _CODES:
-        if isinstance(exc, kind):
-            return code
-    return None

@@ -13,12 +13,12 @@ from agentfuzz.cli._help import EXIT_CODES, HelpfulGroup
 from agentfuzz.errors import (
     EXIT_CLEAN,
     EXIT_INTERRUPTED,
+    EXIT_UNREACHABLE,
     EXIT_USAGE,
     CassetteError,
     NotInCassette,
     ProfileError,
     TargetUnreachable,
-    exit_code,
 )
 
 __all__ = ["cli"]
@@ -67,9 +67,12 @@ def _run_group(invoke: Any) -> int:
     except click.Abort:
         click.echo("agentfuzz: aborted", err=True)
         return EXIT_INTERRUPTED
-    except (ProfileError, TargetUnreachable, CassetteError, NotInCassette) as exc:
+    except TargetUnreachable as exc:
         click.echo(f"agentfuzz: {exc}", err=True)
-        return exit_code(exc) or EXIT_USAGE
+        return EXIT_UNREACHABLE
+    except (ProfileError, CassetteError, NotInCassette) as exc:
+        click.echo(f"agentfuzz: {exc}", err=True)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         click.echo("agentfuzz: interrupted", err=True)
         return EXIT_INTERRUPTED
