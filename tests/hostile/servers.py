@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -86,7 +86,8 @@ def models_list(out: BinaryIO, *names: str) -> None:
 
 def stream_head(out: BinaryIO, content_type: str = "text/event-stream") -> None:
     """Open an answer with no length: whatever follows is its body, until the socket closes."""
-    out.write(f"HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\nconnection: close\r\n\r\n".encode())
+    head = f"HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\nconnection: close\r\n\r\n"
+    out.write(head.encode())
     out.flush()
 
 
@@ -127,10 +128,8 @@ def raw_server(handler: Handler) -> Iterator[Server]:
         stopping.set()
         listener.close()
         for conn in conns:
-            try:
+            with suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         thread.join(5)
 
 
