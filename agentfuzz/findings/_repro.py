@@ -66,6 +66,8 @@ def observed_summary(obs: Observation) -> dict[str, Any]:
         "errors": [{"kind": k, "detail": _clip(d, 500)} for k, d in obs.errors],
         "body": _clip(ex.body, 2000) if not ex.stream else None,
         "events": [_clip(e.data, 300) for e in ex.events[:200]] if ex.stream else None,
+        # How long the answer took: the time of the finding's test case in JUnit XML.
+        "elapsed_s": round(ex.elapsed, 3),
     }
 
 

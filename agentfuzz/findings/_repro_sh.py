@@ -59,6 +59,8 @@ def repro_sh(repro: Repro) -> str:
         "# BASE_URL and MODEL default to where it was found; a key comes from $OPENAI_API_KEY.",
         f'BASE_URL="${{BASE_URL:-{_sh_default(base)}}}"',
         f'MODEL="${{MODEL:-{_sh_default(str(model or ""))}}}"',
+        "# A trailing slash (http://host/v1/) would post to //chat/completions: it goes.",
+        "BASE_URL=$(printf '%s' \"$BASE_URL\" | sed 's:/*$::')",
         'HERE=$(cd "$(dirname "$0")" && pwd)',
         f"echo {shlex.quote('look for: ' + look_for(v.oracle, v.message))} >&2",
         "model=$(printf '%s' \"$MODEL\" | sed 's/[\\\\\"]/\\\\&/g')",

@@ -6,7 +6,9 @@ Three steps, each re-sending the repro and keeping a change only while the failu
    failure needs stay broken, and are named; an item the repair made removable (a turn that
    mattered only while it was empty) is then dropped;
 2. **where**: re-sent on every other mode of the run, so the bundle says which modes it
-   reproduces on;
+   reproduces on; a streamed repro that fails as well without streaming becomes the plain
+   request (unless step 3 ties it to the mode that minted its ids), which a maintainer reads
+   without SSE noise;
 3. **how**: when the run saw this server mint call ids of its own, the repro's ids are replaced
    by ids the server minted, mode by mode (the repro's own first), and the first mode where the
    failure still fires becomes the repro's: a client that feeds a server's own ids back meets
@@ -155,8 +157,8 @@ def explain(case: Case, fires: Fires, modes: Sequence[Mode], minted: Minted) -> 
         needs = flaws(repaired)
     case, fired = repaired, seen
     own = (case.api, case.stream)
-    others = [m for m in modes if m != own]
-    on = [own] + [m for m in others if fires(_moved(case, *m)) is not None]
+    answers = {m: fires(_moved(case, *m)) for m in modes if m != own}
+    on = [own] + [m for m, obs in answers.items() if obs is not None]
     mechanism = None
     if case.history.calls:
         for api, stream in on:
@@ -173,6 +175,12 @@ def explain(case: Case, fires: Fires, modes: Sequence[Mode], minted: Minted) -> 
             mechanism = {"minted_on": _label((api, stream)), "ids": sorted(set(ids.values()))}
             on = [(api, stream)] + [m for m in on if m != (api, stream)]
             break
+    plain = (case.api, False)
+    if mechanism is None and answers.get(plain) is not None:
+        # Failing streamed and not, the plain request makes the repro: no SSE noise to read.
+        # (A mechanism keeps its mode: the one whose minted ids the repro shows.)
+        case, fired = _moved(case, *plain), answers[plain]
+        on = [plain] + [m for m in on if m != plain]
     cleared_by = None
     for label, shape, ids in _own_shapes(case, minted):
         own_ids = _moved(case, case.api, case.stream, ids)

@@ -1,13 +1,16 @@
 """``--report html DIR``: one self-contained ``index.html`` (inline CSS and SVG, no script, no
-network), for a person reading a run: the mode matrix, each finding as the conversation it
-sent and the answer that failed, the failure rate per session turn, and the coverage.
+network), for a person reading a run: the mode matrix, each mode's counts and latency, each
+finding as the conversation it sent and the answer that failed, the failure rate per session
+turn, and the coverage. Bundle paths are relative to the page's folder: the page and its
+bundles travel together (a CI artifact), where the absolute paths of the machine that ran
+them would point nowhere.
 
 Every string from a bundle is escaped: request and answer bodies come from the server under
 test, which may well answer with markup.
 
 This module lays out the page and each finding's article; the conversation bubbles are in
-``_html_chat``, the per-turn chart and the coverage table in ``_html_charts``, the escaping in
-``_html_escape`` and the style sheet in ``_html_css``.
+``_html_chat``, the modes table, the per-turn chart and the coverage table in ``_html_charts``,
+the escaping in ``_html_escape`` and the style sheet in ``_html_css``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentfuzz.model.files import write_atomically
-from agentfuzz.reports._html_charts import coverage_table, turn_chart
+from agentfuzz.reports._html_charts import coverage_table, modes_table, turn_chart
 from agentfuzz.reports._html_chat import answer, conversation
 from agentfuzz.reports._html_css import CSS
 from agentfuzz.reports._html_escape import as_json, esc, marked
@@ -49,6 +52,7 @@ def page(run: Run, folder: Path) -> str:
         "<h1>agentfuzz report</h1>",
         _facts(run),
         _matrix(run),
+        modes_table(run),
         '<section id="findings">',
         f"<h2>Findings ({len(run.findings)})</h2>",
         *(_finding(f, folder) for f in run.findings),
@@ -75,9 +79,10 @@ def _matrix(run: Run) -> str:
     head = "".join(f"<th>{esc(m)}</th>" for m in API_MODES)
     body = []
     for f in run.findings:
-        for s in f.symptoms:
+        for n, s in enumerate(f.symptoms, 1):
             row = "".join(_cell(s.oracle, m, s.on(m), m in ran, bool(s.modes)) for m in API_MODES)
-            name = f'<a href="#finding-{f.number}">#{f.number}</a> <b>{esc(s.oracle)}</b>'
+            number = _number(f, n)
+            name = f'<a href="#finding-{f.number}">{number}</a> <b>{esc(s.oracle)}</b>'
             body.append(f"<tr><th>{name}<div class='sig'>{esc(s.message)}</div></th>{row}</tr>")
     if not body:
         row = "".join(
@@ -92,6 +97,11 @@ def _matrix(run: Run) -> str:
         "or in sessions) · ✓: the mode ran without it · ?: not known (no bundle) · –: the mode "
         "did not run</p></section>"
     )
+
+
+def _number(f: FindingView, n: int) -> str:
+    """A symptom's number: ``#2`` alone, ``#2.1``, ``#2.2`` for a finding with several."""
+    return f"#{f.number}" if len(f.symptoms) == 1 else f"#{f.number}.{n}"
 
 
 def _cell(oracle: str, mode: str, kinds: tuple[str, ...], ran: bool, known: bool) -> str:
@@ -109,27 +119,34 @@ def _cell(oracle: str, mode: str, kinds: tuple[str, ...], ran: bool, known: bool
 
 
 def _finding(f: FindingView, folder: Path) -> str:
-    d = f.doc
+    d, api = f.doc, f.doc.get("api")
     rate = f.row.reproduced + (" (flaky)" if f.row.flaky else "")
     symptoms = "".join(
-        f"<li><b>{esc(s.oracle)}</b> <code>{esc(s.signature)}</code>: {marked(s.message)}"
+        f"<li>{_number(f, n)} <b>{esc(s.oracle)}</b> <code>{esc(s.signature)}</code>: "
+        f"{marked(s.message, api)}"
         f" <span class='modes'>{esc(', '.join(s.modes) or 'mode unknown')}</span></li>"
-        for s in f.symptoms
+        for n, s in enumerate(f.symptoms, 1)
     )
+    # Paths as seen from the report's folder: the page and its bundles move together (a CI
+    # artifact), so an absolute path of the machine that ran it would point nowhere.
     link = _relative(f.bundle, folder)
     how = "".join(
-        f"<li>{esc(what)}: <code>{esc(line)}</code></li>" for what, line in resend_lines(f)
+        f"<li>{esc(what)}: <code>{esc(line.replace(str(f.bundle), link))}</code></li>"
+        for what, line in resend_lines(f)
     )
+    if how:
+        how = (
+            f'<ul class="how">{how}</ul><p class="legend">paths relative to this page\'s folder</p>'
+        )
     return (
         f'<article class="finding" id="finding-{f.number}">'
-        f"<h3>#{f.number} {esc(f.row.oracle)}: {marked(f.row.message)}</h3>"
+        f"<h3>#{f.number} {esc(f.row.oracle)}: {marked(f.row.message, api)}</h3>"
         f'<p class="meta">reproduced <b>{esc(rate)}</b> · size {f.row.size} · '
-        f"{esc(f.kind)} · bundle <a href='{esc(link)}'>{esc(f.bundle)}</a></p>"
+        f"{esc(f.kind)} · bundle <a href='{esc(link)}'>{esc(link)}</a></p>"
         f'<ul class="symptoms">{symptoms}</ul>'
         f"{_setup(d)}"
         f'<div class="chat">{conversation(d)}{answer(f)}</div>'
-        f'<ul class="how">{how}</ul>'
-        f"{_raw(d)}{_session(f.session)}</article>"
+        f"{how}{_raw(d)}{_session(f.session, api)}</article>"
     )
 
 
@@ -166,15 +183,16 @@ def _setup(doc: dict[str, Any]) -> str:
 def _raw(doc: dict[str, Any]) -> str:
     seen = _dict(doc.get("observed"))
     answer = seen.get("body") if seen.get("body") is not None else seen.get("events")
-    url = doc.get("url", "")
+    url, api = doc.get("url", ""), doc.get("api")
     return (
         f"<details><summary>exact request (POST {esc(url)})</summary>"
-        f"<pre>{marked(as_json(doc.get('request')))}</pre></details>"
-        f"<details><summary>raw answer</summary><pre>{marked(as_json(answer))}</pre></details>"
+        f"<pre>{marked(as_json(doc.get('request')), api)}</pre></details>"
+        f"<details><summary>raw answer</summary><pre>{marked(as_json(answer), api)}</pre>"
+        "</details>"
     )
 
 
-def _session(turns: list[dict[str, Any]]) -> str:
+def _session(turns: list[dict[str, Any]], api: object) -> str:
     if not turns:
         return ""
     rows = []
@@ -186,7 +204,7 @@ def _session(turns: list[dict[str, Any]]) -> str:
         )
         rows.append(
             f"<tr><td>{esc(t.get('turn', ''))}</td><td>{esc(status)}</td>"
-            f"<td class='{'bad' if found else ''}'>{marked(found) or '·'}</td></tr>"
+            f"<td class='{'bad' if found else ''}'>{marked(found, api) or '·'}</td></tr>"
         )
     return (
         f"<details><summary>the session that found it ({len(turns)} requests)</summary>"

@@ -1,11 +1,53 @@
-"""The run-wide sections of ``index.html``: the failure rate per session turn (an inline SVG
-chart and its table) and the request surface coverage."""
+"""The run-wide sections of ``index.html``: what each mode sent and how fast it was answered,
+the failure rate per session turn (an inline SVG chart and its table) and the request surface
+coverage."""
 
 from __future__ import annotations
 
 from agentfuzz.model.summary import TurnRow
 from agentfuzz.reports._html_escape import esc
-from agentfuzz.reports._model import Run
+from agentfuzz.reports._model import API_MODES, Run
+
+
+def modes_table(run: Run) -> str:
+    """Per api/stream mode: examples generated and in sessions, findings seen there, requests
+    answered, slow answers and the seconds per answer, as the summary counts them."""
+    s = run.summary
+    rows = []
+    for mode in API_MODES:
+        latency = s.latency.get(mode)
+        generated, sessions = s.examples.get(mode), s.examples.get(f"session {mode}")
+        if latency is None and generated is None and sessions is None:
+            continue
+        found = sum(1 for f in run.findings if mode in f.modes)
+        cells = [
+            "–" if generated is None else str(generated),
+            "–" if sessions is None else str(sessions),
+            str(found),
+            "–" if latency is None else str(latency.requests),
+            "–" if latency is None else str(latency.timeouts),
+            _seconds(None if latency is None else latency.p50_s),
+            _seconds(None if latency is None else latency.p95_s),
+        ]
+        rows.append(f"<tr><th>{esc(mode)}</th>{''.join(f'<td>{c}</td>' for c in cells)}</tr>")
+    if not rows:
+        return ""
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("examples", "in sessions", "findings", "answers", "slow", "p50", "p95")
+    )
+    return (
+        '<section id="modes"><h2>Modes</h2>'
+        '<p class="legend">Examples generated per mode (–: not run), findings seen there, and '
+        "every answer the mode got (shrinking and related requests included): how many, how "
+        "many ran out of time with the server still at work (counted, never findings), and the "
+        "median and 95th percentile seconds per answer.</p>"
+        f"<table class='coverage'><tr><th>mode</th>{head}</tr>{''.join(rows)}</table></section>"
+    )
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}s"
 
 
 def turn_chart(turns: dict[str, TurnRow]) -> str:

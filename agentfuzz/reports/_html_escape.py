@@ -15,9 +15,9 @@ def esc(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def id_chip(value: str) -> str:
-    """An id, styled by the family of its shape, the family named beside it."""
-    name = family(value)
+def id_chip(value: str, api: object = None) -> str:
+    """An id, styled by the family of its shape on ``api``, the family named beside it."""
+    name = family(value, api)
     shown = value if value.strip() else repr(value)
     return (
         f'<span class="id g-{group(name)}" title="{esc(name)}"><code>{esc(shown)}</code>'
@@ -25,11 +25,11 @@ def id_chip(value: str) -> str:
     )
 
 
-def marked(value: str) -> str:
-    """Free text, escaped, with any id-shaped token in it highlighted."""
+def marked(value: str, api: object = None) -> str:
+    """Free text, escaped, with any id-shaped token in it highlighted (as ids of ``api``)."""
     out, last = [], 0
     for match in ID_IN_TEXT.finditer(value):
-        out += [esc(value[last : match.start()]), id_chip(match.group())]
+        out += [esc(value[last : match.start()]), id_chip(match.group(), api)]
         last = match.end()
     out.append(esc(value[last:]))
     return "".join(out)

@@ -52,8 +52,9 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 
-def _id(value: str) -> str:
-    return f"{_code(value) if value.strip() else repr(value)} ({_md(family(value))})"
+def _id(value: str, api: object) -> str:
+    """An id and its family, judged as an id of ``api`` (chat ids by the chat families)."""
+    return f"{_code(value) if value.strip() else repr(value)} ({_md(family(value, api))})"
 
 
 def markdown(run: Run) -> str:
@@ -62,7 +63,7 @@ def markdown(run: Run) -> str:
     rows = facts(run)
     if rows:
         lines += ["", "| run | |", "|---|---|", *(f"| {k} | {_md(v, 600)} |" for k, v in rows)]
-    lines += ["", *_matrix(run), "", f"## Findings ({len(run.findings)})", ""]
+    lines += ["", *_matrix(run), *_modes(run), "", f"## Findings ({len(run.findings)})", ""]
     if not run.findings:
         lines.append("Nothing failed.")
     for f in run.findings:
@@ -81,17 +82,49 @@ def _matrix(run: Run) -> list[str]:
         "|---|" + "---|" * len(API_MODES),
     ]
     for f in run.findings:
-        for s in f.symptoms:
+        for n, s in enumerate(f.symptoms, 1):
             cells = [_cell(s.on(m), m in ran, bool(s.modes)) for m in API_MODES]
-            out.append(
-                f"| #{f.number} {_md(s.oracle)}: {_md(s.message, 120)} | {' | '.join(cells)} |"
-            )
+            number = f"#{f.number}" if len(f.symptoms) == 1 else f"#{f.number}.{n}"
+            out.append(f"| {number} {_md(s.oracle)}: {_md(s.message, 120)} | {' | '.join(cells)} |")
     if not run.findings:
         out.append(
             "| every oracle | " + " | ".join("✓" if m in ran else "–" for m in API_MODES) + " |"
         )
     out += ["", "✗ seen: shown on that mode · ✓: ran without it · ?: not known · –: did not run"]
     return out
+
+
+def _modes(run: Run) -> list[str]:
+    """Per api/stream mode: examples, findings seen there, answers, slow ones, seconds."""
+    s = run.summary
+    out = []
+    for mode in API_MODES:
+        latency = s.latency.get(mode)
+        generated, sessions = s.examples.get(mode), s.examples.get(f"session {mode}")
+        if latency is None and generated is None and sessions is None:
+            continue
+        found = sum(1 for f in run.findings if mode in f.modes)
+        cells = [_count(generated), _count(sessions), str(found)]
+        if latency is None:
+            cells += ["–"] * 4
+        else:
+            cells += [str(latency.requests), str(latency.timeouts)]
+            cells += [
+                _count(t) if t is None else f"{t:.2f}s" for t in (latency.p50_s, latency.p95_s)
+            ]
+        out.append(f"| {mode} | {' | '.join(cells)} |")
+    if not out:
+        return []
+    return [
+        "",
+        "| mode | examples | in sessions | findings | answers | slow | p50 | p95 |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+        *out,
+    ]
+
+
+def _count(value: object) -> str:
+    return "–" if value is None else str(value)
 
 
 def _cell(kinds: tuple[str, ...], ran: bool, known: bool) -> str:
@@ -143,13 +176,15 @@ def _all_modes(f: FindingView) -> list[str]:
 
 
 def _conversation(doc: dict[str, Any]) -> list[str]:
+    api = doc.get("api")
     items = _list(_dict(_dict(doc.get("case")).get("history")).get("items"))
     out = []
     for n, it in enumerate(i for i in items if isinstance(i, dict)):
-        out.append(f"{n + 1}. {_item(it)}")
+        out.append(f"{n + 1}. {_item(it, api)}")
     seen = doc.get("observed")
     if isinstance(seen, dict):
-        out.append(f"{len(out) + 1}. **answer observed ✗ (the failing turn)**: {_observed(seen)}")
+        answer = _observed(seen, api)
+        out.append(f"{len(out) + 1}. **answer observed ✗ (the failing turn)**: {answer}")
     return out
 
 
@@ -159,7 +194,7 @@ def _quote(text: object) -> str:
     return "_(empty text)_" if text == "" else f"“{_md(text, 300)}”"
 
 
-def _item(it: dict[str, Any]) -> str:
+def _item(it: dict[str, Any], api: object) -> str:
     kind = it.get("kind")
     if kind in ("user", "system"):
         return f"**{_md(it.get('role', kind))}**: {_quote(it.get('text'))}"
@@ -167,16 +202,19 @@ def _item(it: dict[str, Any]) -> str:
         parts = [_quote(it.get("text"))] if it.get("text") or not it.get("tool_calls") else []
         for c in it.get("tool_calls") or []:
             if isinstance(c, dict):
-                parts.append(f"calls {_code(c.get('name', ''))} id {_id(str(c.get('id', '')))}")
+                parts.append(
+                    f"calls {_code(c.get('name', ''))} id {_id(str(c.get('id', '')), api)}"
+                )
         return "**assistant**: " + "; ".join(parts)
     if kind == "tool_result":
-        return f"**tool** result for {_id(str(it.get('call_id', '')))}: {_quote(it.get('output'))}"
+        call = _id(str(it.get("call_id", "")), api)
+        return f"**tool** result for {call}: {_quote(it.get('output'))}"
     if kind == "reasoning":
         return f"**reasoning**: {_quote(it.get('text'))}"
     return f"**{_md(kind or 'item')}** (as sent)"
 
 
-def _observed(seen: dict[str, Any]) -> str:
+def _observed(seen: dict[str, Any], api: object) -> str:
     parts = [f"HTTP {seen.get('status')}"]
     if seen.get("finish_reason"):
         parts.append(f"finish_reason {_md(seen['finish_reason'])}")
@@ -187,7 +225,7 @@ def _observed(seen: dict[str, Any]) -> str:
     for c in seen.get("tool_calls") or []:
         if isinstance(c, dict):
             shown = str(c.get("call_id") or c.get("id") or "")
-            parts.append(f"calls {_code(c.get('name', ''))} id {_id(shown)}")
+            parts.append(f"calls {_code(c.get('name', ''))} id {_id(shown, api)}")
     for err in seen.get("errors") or []:
         if isinstance(err, dict):
             parts.append(f"{_md(err.get('kind', ''))}: {_md(err.get('detail', ''), 200)}")

@@ -2,13 +2,18 @@
 
 It is made from the bundle's ``repro.json`` alone (so a bundle rewritten later, with its
 symptoms folded in, gets its report rewritten the same way): a title, the environment, what
-was expected by the spec and what came back, how often, the minimal request, how to re-send it
-and how to run it as a regression test.
+was expected by the spec and what came back, how often, the minimal request, the answer it got,
+how to re-send it and how to run it as a regression test.
+
+Where the request came from is told from ``found_by``: a fuzz run (its command and seed), a
+request the proxy captured from a client (``captured``: no seed, seen once as the client got
+it), and a ``reduce`` step that cut either down (``found_by.reduce``), each named.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agentfuzz import oracles
@@ -40,9 +45,53 @@ def _mode(doc: dict[str, Any]) -> str:
     return f"{api}, {'streaming' if doc.get('stream') else 'not streaming'}"
 
 
+def _found_by(doc: dict[str, Any]) -> dict[str, Any]:
+    found = doc.get("found_by")
+    return found if isinstance(found, dict) else {}
+
+
+def _captured(doc: dict[str, Any]) -> bool:
+    """Whether the request is one the proxy captured from a client (bundles written before
+    ``found_by.captured`` say so only in how often it was seen)."""
+    if _found_by(doc).get("captured") is True:
+        return True
+    return not _found_by(doc).get("reduce") and _CLIENT_GOT in str(doc.get("reproduced", ""))
+
+
+# What the proxy writes as a captured failure's rate: it saw it once and sends nothing itself.
+_CLIENT_GOT = "(as the client got it)"
+
+
+def _provenance(doc: dict[str, Any]) -> list[str]:
+    """Who found the request and, when ``agentfuzz reduce`` cut it down, who reduced it."""
+    found = _found_by(doc)
+    if not found:
+        return []
+    made = f"agentfuzz {found.get('agentfuzz', '?')}"
+    if found.get("profile"):
+        # The proxy fuzzes nothing: its profile only tunes the oracles.
+        made += f", {'profile' if _captured(doc) else 'fuzz profile'} `{found['profile']}`"
+    if "seed" in found and not _captured(doc):
+        seed = found["seed"]
+        made += ", a random seed" if seed is None else f", seed {seed}"
+    command = found.get("command")
+    if _captured(doc):
+        lines = [f"- Found by: captured from a client's traffic by `{command}` ({made})"]
+    elif command:
+        lines = [f"- Found by: `{command}` ({made})"]
+    else:
+        lines = ["- Found by: a request given to `agentfuzz reduce` (no agentfuzz run found it)"]
+    step = found.get("reduce")
+    if isinstance(step, dict):
+        lines.append(
+            f"- Reduced by: `{step.get('command') or 'agentfuzz reduce'}` "
+            f"(agentfuzz {step.get('agentfuzz', '?')})"
+        )
+    return lines
+
+
 def _environment(doc: dict[str, Any]) -> list[str]:
     target = doc.get("target") or {}
-    found = doc.get("found_by") or {}
     lines = [f"- Endpoint: `{doc.get('url', '?')}` ({_mode(doc)})"]
     if target.get("reference_profile"):
         lines.append(
@@ -57,14 +106,7 @@ def _environment(doc: dict[str, Any]) -> list[str]:
         listed = target.get("models")
         also = f" (`/v1/models` listed {', '.join(f'`{m}`' for m in listed)})" if listed else ""
         lines.append(f"- Model: `{model}`{also}")
-    if found:
-        seed = found.get("seed")
-        lines.append(
-            f"- Found by: `{found.get('command') or 'agentfuzz'}` (agentfuzz "
-            f"{found.get('agentfuzz', '?')}, fuzz profile `{found.get('profile', '?')}`, "
-            f"{'a random seed' if seed is None else f'seed {seed}'})"
-        )
-    return lines
+    return lines + _provenance(doc)
 
 
 def _model(doc: dict[str, Any]) -> str | None:
@@ -142,6 +184,81 @@ def _related(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _which_request(doc: dict[str, Any]) -> str:
+    """The request below, as the intro names it: found, captured, or cut down."""
+    reduced = isinstance(_found_by(doc).get("reduce"), dict)
+    if _captured(doc) and reduced:
+        return (
+            "a request captured from a client's traffic, cut down by `agentfuzz reduce` to "
+            "the smallest request that still shows the fault"
+        )
+    if _captured(doc):
+        return "a request captured from a client's traffic, as it was sent, that shows the fault"
+    if reduced:
+        return "the smallest request `agentfuzz reduce` cut it down to that still shows the fault"
+    return "the smallest request it found that still shows the fault"
+
+
+def _reproduced(doc: dict[str, Any]) -> str:
+    """How often the fault showed, said plainly: ``3/10 tries``, or seen once as the client
+    got it (the proxy sends nothing of its own), or what the bundle says."""
+    said = str(doc.get("reproduced", "?"))
+    if re.fullmatch(r"\d+/\d+", said):
+        return f"Reproduced: {said} tries"
+    if _CLIENT_GOT in said:
+        return "Seen: once, as the client got it (captured, not sent again)"
+    return f"Reproduced: {said}"
+
+
+# How much of the answer REPORT.md quotes; repro.json and cassette.yaml hold the rest.
+ANSWER_CHARS = 1500
+
+
+def _answer(doc: dict[str, Any]) -> list[str]:
+    """The answer the server gave to the minimal request: status, then its body (or the
+    streamed events' data), cut to ``ANSWER_CHARS``."""
+    seen = doc.get("observed")
+    if not isinstance(seen, dict):
+        return []
+    status = f"HTTP {seen['status']}" if seen.get("status") is not None else "No HTTP status"
+    if seen.get("content_type"):
+        status += f", `{seen['content_type']}`"
+    if seen.get("failure"):
+        status += f"; the client saw: {' '.join(str(seen['failure']).split())[:400]}"
+    lines = ["", "## Answer", "", status]
+    text = _raw_answer(seen)
+    if text:
+        lines += ["", _fence(_cut(text, ANSWER_CHARS))]
+    return lines
+
+
+def _raw_answer(seen: dict[str, Any]) -> str:
+    body, events = seen.get("body"), seen.get("events")
+    if isinstance(body, str) and body:
+        return body
+    if isinstance(events, list) and events:
+        return "\n".join(f"data: {e}" for e in events)
+    return ""
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters: its head and its tail (where a stream's last
+    events, an error frame among them, are), and how much was left out between."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
+    left = len(text) - len(head) - len(tail)
+    return (
+        f"{head}\n… ({left} characters left out: repro.json and cassette.yaml hold more) …\n{tail}"
+    )
+
+
+def _fence(text: str) -> str:
+    """A code block no backtick run in ``text`` can end."""
+    ticks = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    return f"{ticks}\n{text}\n{ticks}"
+
+
 def report_text(doc: dict[str, Any], folder: str) -> str:
     """The REPORT.md of the bundle whose ``repro.json`` is ``doc``, in folder ``folder``."""
     oracle = str(doc.get("oracle", "?"))
@@ -153,7 +270,7 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
         f"# {model}: {message} ({_mode(doc)})",
         "",
         "Found by agentfuzz, a fuzzer for multi-turn tool calling on OpenAI-compatible "
-        "servers. Below is the smallest request it found that still shows the fault.",
+        f"servers. Below is {_which_request(doc)}.",
         "",
         "## Environment",
         "",
@@ -168,7 +285,7 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
         lines.append(f"- Look for: {_hint(oracle)}")
     if doc.get("evidence"):
         lines.append(f"- Evidence: `{' '.join(str(doc['evidence']).split())[:400]}`")
-    lines.append(f"- Reproduced: {doc.get('reproduced', '?')} tries (oracle `{oracle}`)")
+    lines.append(f"- {_reproduced(doc)} (oracle `{oracle}`)")
     lines += _how(doc)
     lines += _symptoms(doc)
     lines += [
@@ -179,6 +296,7 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
         body,
         "```",
     ]
+    lines += _answer(doc)
     lines += _related(doc)
     lines += _resend_and_regression(folder)
     return "\n".join(lines)

@@ -112,3 +112,27 @@ def test_report_md_explains_the_finding(tmp_path: Path) -> None:
     assert "`0.32.0`" in report and "Expected: A 2xx answer carries visible text" in report
     assert "it needs a call with no result" in report
     assert "sh empty_turn-" in report and "--agentfuzz-base-url" in report
+
+
+def test_repro_sh_takes_a_base_url_with_a_trailing_slash(tmp_path: Path) -> None:
+    folder = write_bundle(tmp_path, _repro())
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "curl").write_text('#!/bin/sh\nfor a in "$@"; do echo "ARG $a"; done\ncat\n')
+    (stub / "curl").chmod(0o755)
+    for given in ("http://h:1/v1/", "http://h:1/v1//"):
+        env = {"PATH": f"{stub}:/usr/bin:/bin", "BASE_URL": given}
+        done = subprocess.run(
+            ["sh", str(folder / "repro.sh")], env=env, capture_output=True, text=True, check=True
+        )
+        assert "ARG http://h:1/v1/chat/completions" in done.stdout, done.stdout
+
+
+def test_a_bundle_records_how_long_its_answer_took(tmp_path: Path) -> None:
+    case = _repro().case
+    exchange = Exchange(url=URL, request={}, stream=False, status=200, elapsed=1.23456)
+    observed = observed_summary(Observation(exchange=exchange))
+    assert observed["elapsed_s"] == 1.235
+    repro = Repro(URL, {}, case, _repro().violation, observed, "1/1")
+    doc = json.loads((write_bundle(tmp_path, repro) / "repro.json").read_text())
+    assert doc["observed"]["elapsed_s"] == 1.235
