@@ -20,10 +20,12 @@ from urllib.parse import urlsplit
 
 import click
 
-from agentfuzz.errors import EXIT_UNREACHABLE, EXIT_USAGE, ModelListError
+from agentfuzz.cli._printable import printable
+from agentfuzz.cli._suggest import closest
+from agentfuzz.errors import EXIT_UNREACHABLE, EXIT_USAGE, ModelListError, TargetUnreachable
 from agentfuzz.judge.judge import oracle_names as known_oracles
 from agentfuzz.model.accepted import base_url_problem
-from agentfuzz.target import first_model, wait_for_server
+from agentfuzz.target import first_model, listed_models, wait_for_server
 
 __all__ = [
     "DEFAULT_SERVE_PROFILE",
@@ -34,12 +36,15 @@ __all__ = [
     "command_line",
     "fail",
     "first_model_of",
+    "meant",
+    "not_started",
     "oracle_names",
     "reference_server",
     "stop_signals",
     "trials_of",
     "url_hint",
     "waited_for",
+    "warn_unlisted",
     "writable_out",
     "write_pytest_ini",
 ]
@@ -180,7 +185,9 @@ def write_pytest_ini(out: Path) -> None:
     command line). A ``pytest.ini`` already there is the user's and stays."""
     ini = out / "pytest.ini"
     if not ini.exists():
-        ini.write_text(_PYTEST_INI, encoding="utf-8")
+        # On a full disk the run's own line says so; this file is only a convenience.
+        with contextlib.suppress(OSError):
+            ini.write_text(_PYTEST_INI, encoding="utf-8")
 
 
 def writable_out(out: Path, flag: str = "--out") -> Path:
@@ -201,6 +208,28 @@ def first_model_of(
         return first_model(base_url, api_key, timeout, headers)
     except ModelListError as exc:
         fail(EXIT_USAGE, f"{exc}; {url_hint(base_url) or 'pass --model'}")
+
+
+# Seconds the check of --model against GET /models may take: a hint, not worth a long wait.
+_MODELS_CHECK_S = 5.0
+
+
+def warn_unlisted(
+    base_url: str, model: str, api_key: str | None, timeout: float, headers: dict[str, str]
+) -> None:
+    """One line on stderr when ``GET /models`` answers a list without ``model`` (a typo, or
+    the wrong server): the run goes on, since a proxy may route names it does not list. A
+    server that lists nothing usable, or does not answer, gets no line here."""
+    try:
+        listed = listed_models(base_url, api_key, min(timeout, _MODELS_CHECK_S), headers)
+    except (ModelListError, TargetUnreachable):
+        return
+    if not listed or model in listed:
+        return
+    shown = ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
+    models = f"{base_url.rstrip('/')}/models"
+    line = f"warning: --model {model} is not among the models {models} lists ({shown}); going on"
+    click.echo(f"agentfuzz: {printable(line)}", err=True)
 
 
 # An API version in a URL path: /v1, /v2beta, /api/v3/.
@@ -234,13 +263,31 @@ def reference_server(
         server = serve_in_thread(profile)
         url = server.__enter__()
     except (KeyError, ValueError) as exc:
-        fail(EXIT_USAGE, f"--serve {profile}: {exc.args[0] if exc.args else exc}")
+        fail(EXIT_USAGE, f"--serve {profile}: {not_started(profile, exc)}")
     except (OSError, RuntimeError) as exc:
         fail(EXIT_USAGE, f"--serve {profile}: cannot start the reference server: {exc}")
     try:
         yield url
     finally:
         server.__exit__(None, None, None)
+
+
+def meant(profile: str) -> str:
+    """``; did you mean vllm-kimi-k2?`` for a reference profile that is none; else nothing."""
+    from agentfuzz.reference import BEHAVIOURS
+
+    near = None if profile in BEHAVIOURS else closest(profile, BEHAVIOURS)
+    return f"; did you mean {near}?" if near else ""
+
+
+def not_started(profile: str, exc: Exception) -> str:
+    """Why the reference server would not start with ``profile``, in one line: for a name that
+    is no profile, the one meant before the list of them."""
+    from agentfuzz.reference import BEHAVIOURS
+
+    if profile in BEHAVIOURS:
+        return str(exc.args[0] if exc.args else exc)
+    return f"unknown reference profile{meant(profile)} (known: {', '.join(BEHAVIOURS)})"
 
 
 @contextlib.contextmanager

@@ -56,10 +56,21 @@ def _table(path: Path, pyproject: bool, required: bool) -> dict[str, Any]:
         fail(EXIT_USAGE, f"{path}: invalid TOML: {' '.join(str(exc).split())}")
     if not pyproject:
         return data
-    table = data.get("tool", {}).get("agentfuzz", {})
+    # pyproject.toml's ``tool`` is a table by PEP 518; ``tool = 5`` is valid TOML all the same.
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        fail(EXIT_USAGE, f"{path}: [tool] must be a table, not {_kind(tool)}")
+    table = tool.get("agentfuzz", {})
     if not isinstance(table, dict):
-        fail(EXIT_USAGE, f"{path}: [tool.agentfuzz] must be a table")
+        fail(EXIT_USAGE, f"{path}: [tool.agentfuzz] must be a table, not {_kind(table)}")
     return table
+
+
+def _kind(value: Any) -> str:
+    """What a TOML value is, in TOML's words: ``an integer``, ``a string``, ``an array``."""
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
+    names |= {list: "an array"}
+    return names.get(type(value), f"a {type(value).__name__}")
 
 
 # Options a config file may give that no bundle or log records (they are redacted everywhere).

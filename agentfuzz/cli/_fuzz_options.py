@@ -21,6 +21,7 @@ from agentfuzz.cli._options import (
     SKIP_ORACLES,
     TIMEOUT,
     TRIALS,
+    Seconds,
     secret_options,
 )
 from agentfuzz.model.accepted import RECORD_MODES
@@ -45,7 +46,7 @@ class _Workers(click.ParamType):  # type: ignore[type-arg]  # generic from click
         return int(text)
 
 
-_SECONDS = click.FloatRange(min=0.0, min_open=True)
+_SECONDS = Seconds(min=0.0, min_open=True)
 _FOLDER = click.Path(path_type=Path)
 
 # In the order --help lists them.
@@ -92,7 +93,10 @@ _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
         help="Examples per mode, kind and worker.",
     ),
     click.option(
-        "--seed", type=int, metavar="N", help="Seed of a repeatable run. Default: a random one."
+        "--seed",
+        type=int,
+        metavar="N",
+        help="Seed of a repeatable run. Default: one drawn, and printed.",
     ),
     OUT,
     click.option(
@@ -140,16 +144,19 @@ _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
     ),
     click.option("--quiet", is_flag=True, help="No progress bar or heartbeat lines."),
     click.option(
+        "--coverage",
+        is_flag=True,
+        help="Print the request surface coverage table, not its one line.",
+    ),
+    click.option(
         "--report",
         "reports",
         type=(click.Choice(REPORT_FORMATS), _FOLDER),
         multiple=True,
         metavar="FORMAT PATH",
-        help="After the run: html DIR, or markdown FILE (repeatable).",
+        help="Also write html DIR, or markdown FILE (repeatable).",
     ),
-    click.option(
-        "--junit-xml", type=_FOLDER, metavar="FILE", help="After the run: JUnit XML for CI."
-    ),
+    click.option("--junit-xml", type=_FOLDER, metavar="FILE", help="Also write JUnit XML for CI."),
 )
 
 
@@ -192,5 +199,6 @@ class FuzzOptions:
     seed_sessions: Path | None
     differential: bool
     quiet: bool
+    coverage: bool
     reports: tuple[tuple[str, Path], ...]
     junit_xml: Path | None

@@ -10,6 +10,7 @@ import click
 
 from agentfuzz.cli._common import Exit
 from agentfuzz.cli._help import EXIT_CODES, HelpfulGroup
+from agentfuzz.cli._printable import printable
 from agentfuzz.errors import (
     EXIT_CLEAN,
     EXIT_INTERRUPTED,
@@ -48,12 +49,17 @@ class _Group(HelpfulGroup):
         return code
 
 
+def _say(line: str) -> None:
+    """One line on stderr; what a server said in it is escaped, never obeyed by the terminal."""
+    click.echo(f"agentfuzz: {printable(line)}", err=True)
+
+
 def _run_group(invoke: Any) -> int:
     try:
         invoke()
     except Exit as exc:
         if str(exc):
-            click.echo(f"agentfuzz: {exc}", err=True)
+            _say(str(exc))
         return exc.code
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -62,22 +68,22 @@ def _run_group(invoke: Any) -> int:
         click.echo(exc.format_message())
         return EXIT_CLEAN
     except click.UsageError as exc:
-        click.echo(f"agentfuzz: {exc.format_message()}", err=True)
+        _say(exc.format_message())
         return EXIT_USAGE
     except click.Abort:
-        click.echo("agentfuzz: aborted", err=True)
+        _say("aborted")
         return EXIT_INTERRUPTED
     except TargetUnreachable as exc:
-        click.echo(f"agentfuzz: {exc}", err=True)
+        _say(str(exc))
         return EXIT_UNREACHABLE
     except (ProfileError, CassetteError, NotInCassette) as exc:
-        click.echo(f"agentfuzz: {exc}", err=True)
+        _say(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        click.echo("agentfuzz: interrupted", err=True)
+        _say("interrupted")
         return EXIT_INTERRUPTED
     except Exception as exc:  # a bug of ours: still one line, and bundles on disk stay
-        click.echo(f"agentfuzz: internal error: {type(exc).__name__}: {exc}", err=True)
+        _say(f"internal error: {type(exc).__name__}: {exc}")
         return EXIT_USAGE
     return EXIT_CLEAN
 
@@ -94,11 +100,27 @@ def _config_first(args: list[str]) -> list[str]:
     return args
 
 
+def _version(ctx: click.Context) -> None:
+    """``--version``: the version each bundle's ``found_by`` records, commit and all
+    (``0.1.0+g1a2b3c4``), so the two never disagree."""
+    from agentfuzz.runs.config import version
+
+    click.echo(f"agentfuzz, version {version()}")
+    ctx.exit(EXIT_CLEAN)
+
+
 _SETTINGS = {"help_option_names": ["-h", "--help"], "show_default": True, "max_content_width": 100}
 
 
 @click.group(cls=_Group, context_settings=_SETTINGS, epilog=EXIT_CODES)
-@click.version_option(package_name="agentfuzz")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _, given: _version(ctx) if given else None,
+    help="Show the version (as every bundle records it) and exit.",
+)
 @click.option(
     "--config",
     type=click.Path(path_type=Path, dir_okay=False),

@@ -8,6 +8,7 @@ profiles`` and ``agentfuzz oracles`` list.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,23 @@ __all__ = [
     "SKIP_ORACLES",
     "TIMEOUT",
     "TRIALS",
+    "Seconds",
     "port",
     "secret_options",
 ]
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds in a range, and finite: ``nan`` passes every range check (it compares
+    false both ways) and ``inf`` means no bound, so both are usage errors, not a run whose
+    limits silently never fire."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
+
 
 BASE_URL = click.option(
     "--base-url",
@@ -65,7 +80,7 @@ OUT = click.option(
 )
 TIMEOUT = click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1),
+    type=Seconds(min=0.1),
     metavar="SECONDS",
     default=60.0,
     help="Seconds one request may take.",

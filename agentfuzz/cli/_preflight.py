@@ -5,6 +5,7 @@ they say of its target (``runs.campaign.replayed``)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,12 +21,13 @@ from agentfuzz.cli._common import (
     writable_out,
 )
 from agentfuzz.cli._fuzz_options import FuzzOptions
+from agentfuzz.cli._suggest import closest
 from agentfuzz.errors import EXIT_USAGE, InputError
 from agentfuzz.judge.judge import oracle_names as known_oracles
 from agentfuzz.model.history import Case
 from agentfuzz.model.modes import ALL_MODES, Kind
 from agentfuzz.reports import unwritable
-from agentfuzz.request.profiles import load_profile
+from agentfuzz.request.profiles import Profile, list_profiles, load_profile
 from agentfuzz.runs.campaign import RecordedTarget, recorded_workers, replayed, seed_sessions
 
 __all__ = ["preflight"]
@@ -69,6 +71,7 @@ def preflight(o: FuzzOptions) -> tuple[dict[str, Any], RecordedTarget | None]:
     writable_out(o.out)
     if (problem := unwritable(o.reports, o.junit_xml)) is not None:
         fail(EXIT_USAGE, problem)
+    _writable_reports(o.reports, o.junit_xml)
     if o.record is not None:
         writable_out(o.record, "--record")
     if o.cassette is None:
@@ -81,7 +84,7 @@ def _fields(o: FuzzOptions) -> dict[str, Any]:
     modes = tuple(m for m in ALL_MODES if o.api in (None, m[0]) and o.stream in (None, m[1]))
     selected, skipped = _chosen_oracles(o.only, o.skip)
     fields: dict[str, Any] = {
-        "profile": load_profile(o.profile),
+        "profile": _profile(o.profile),
         "api_key": checked_key(o.api_key),
         "headers": checked_headers(o.headers),
         "trials": trials_of(o.trials),
@@ -97,6 +100,36 @@ def _fields(o: FuzzOptions) -> dict[str, Any]:
     if o.seed_sessions is not None:
         fields["seeds"] = _seeds(o.seed_sessions, fields["kinds"])
     return fields
+
+
+def _profile(name: str) -> Profile:
+    """``--profile NAME|PATH`` loaded; for a name that is none, exit 2 with the one meant."""
+    from agentfuzz.reference import BEHAVIOURS
+
+    known = list_profiles()
+    if "/" in name or name.endswith(".toml") or name in known:
+        return load_profile(name)
+    if name in BEHAVIOURS:
+        hint = f"; {name} is a reference server profile: --serve {name} starts it"
+    else:
+        near = closest(name, known)
+        hint = f"; did you mean {near}?" if near else ""
+    fail(EXIT_USAGE, f"--profile {name}: no such fuzz profile{hint} (known: {', '.join(known)})")
+
+
+def _writable_reports(reports: tuple[tuple[str, Path], ...], junit: Path | None) -> None:
+    """Exit 2 for a report that could not be written, as ``--out`` is checked: found after the
+    run, the failure would hide what the run found. An html report's folder, and a file
+    report's folder, are made now and written in once."""
+    asked = [(f"--report {kind}", path, kind == "html") for kind, path in reports]
+    asked += [("--junit-xml", junit, False)] if junit is not None else []
+    for flag, path, folder in asked:
+        if folder:
+            writable_out(path, flag)
+            continue
+        writable_out(path.parent, f"{flag} {path}: folder")
+        if path.exists() and not os.access(path, os.W_OK):
+            fail(EXIT_USAGE, f"{flag} {path}: not writable")
 
 
 def _middleman_mode(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -19,10 +20,12 @@ from agentfuzz.cli._common import (
     Exit,
     fail,
     first_model_of,
+    not_started,
     reference_server,
     stop_signals,
     url_hint,
     waited_for,
+    warn_unlisted,
     write_pytest_ini,
 )
 from agentfuzz.cli._fuzz_options import FuzzOptions, fuzz_options
@@ -69,12 +72,29 @@ def _fuzz(o: FuzzOptions) -> None:
         workers = _knee(config) if o.workers == "auto" else o.workers
         total = o.max_examples * len(config.modes) * len(config.kinds) * workers
         gap = HEARTBEAT_GAP if workers > 1 else 0.0
-        with ProgressLine(Console(stderr=True), total, o.quiet, gap) as watch:
+        with ProgressLine(_console(stderr=True), total, o.quiet, gap) as watch:
             done = run_campaign(config, workers, watch, termed)
-    summary(Console(), done)
     write_pytest_ini(o.out)
-    _reports(o, done)
+    written, problem = _reports(o, done)
+    summary(_console(), done, coverage=o.coverage, reports=written)
+    if problem is not None:
+        # The summary is out, every finding on disk: the report alone is missing.
+        fail(EXIT_USAGE, problem)
     _exit_for(done, config.base_url)
+
+
+# Columns of a console that is not a terminal (a CI log, a pipe): rich's default, 80, cut the
+# tables' words ("req…") and wrapped every line.
+_LOG_WIDTH = 200
+
+
+def _console(stderr: bool = False) -> Console:
+    """A console for ``agentfuzz fuzz``'s output: no markup read in what it prints, and off a
+    terminal wide enough that nothing is cut."""
+    console = Console(stderr=stderr, markup=False, highlight=False)
+    if console.is_terminal:
+        return console
+    return Console(stderr=stderr, markup=False, highlight=False, width=_LOG_WIDTH)
 
 
 def _config(
@@ -91,6 +111,8 @@ def _config(
     if replay is None:
         waited_for(url, o.wait_for_server, key, headers)
     recorded = None if replay is None else replay.model
+    if o.model is not None and replay is None:
+        warn_unlisted(url, o.model, key, o.timeout, headers)
     name = o.model or recorded or first_model_of(url, key, o.timeout, headers)
     # The embedded server's port is new each run: its profile names the target instead.
     embedded = o.base_url is None and replay is None
@@ -112,7 +134,7 @@ def _backend(profile: str | None, port: int, quiet: bool) -> Iterator[BackendLog
         server = serve_in_thread(profile, port=port, on_request=log.add)
         url = server.__enter__()
     except (KeyError, ValueError) as exc:
-        fail(EXIT_USAGE, f"--backend {profile}: {exc.args[0] if exc.args else exc}")
+        fail(EXIT_USAGE, f"--backend {profile}: {not_started(profile, exc)}")
     except (OSError, RuntimeError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         fail(EXIT_USAGE, f"--backend {profile}: cannot listen on 127.0.0.1:{port}: {reason}")
@@ -146,16 +168,15 @@ def _knee(config: FuzzConfig) -> int:
     return curve.knee
 
 
-def _reports(o: FuzzOptions, done: Summary) -> None:
-    """``--report`` and ``--junit-xml``, from the summary just written."""
+def _reports(o: FuzzOptions, done: Summary) -> tuple[list[Path], str | None]:
+    """``--report`` and ``--junit-xml``, from the summary just written: their paths, and why
+    they could not be written (their paths were checked before the run; a disk can still fill)."""
     if not o.reports and o.junit_xml is None:
-        return
+        return [], None
     try:
-        written = write_reports(done, o.reports, o.junit_xml)
+        return list(write_reports(done, o.reports, o.junit_xml)), None
     except OSError as exc:
-        fail(EXIT_USAGE, f"cannot write a report: {exc.filename or ''}: {exc.strerror or exc}")
-    for path in written:
-        click.echo(f"report: {path}")
+        return [], f"cannot write a report: {exc.filename or ''}: {exc.strerror or exc}"
 
 
 def _exit_for(done: Summary, base_url: str) -> NoReturn:

@@ -1,11 +1,14 @@
 """The progress line of ``agentfuzz fuzz`` on stderr, for a person watching a long live run.
 
-It shows what the run is doing (the mode being fuzzed, ``shrink`` or ``confirm``), examples run
-(the bar measures generated examples against those planned for every mode and kind: shrink
-steps are not examples, so it is full only once every mode has run), examples per second,
-distinct failures so far per oracle, the failure whose repro last got smaller with its size
-now, and the time elapsed: a clock of its own, which moves on while the run shrinks and
-confirms (rich's elapsed column stops when its task's bar is full).
+It shows what the run is doing (the mode being fuzzed and its stage, ``reduce`` or
+``confirm``), examples run (the bar measures generated examples against those planned for every
+mode and kind: shrink steps are not examples, so it is full only once every mode has run),
+examples per second, the symptoms so far per oracle (distinct failures, before the end of the
+run folds those of one cause into one finding: ``symptoms: tool_choice 2, empty_turn 1`` can
+end as one finding), the smallest repro of an oracle so far whenever it gets smaller (a larger
+one of another failure of that oracle is not news), and the time elapsed: a clock of its own,
+which moves on while the run shrinks and confirms (rich's elapsed column stops when its task's
+bar is full).
 It is fed ``Status`` snapshots: by the engine after every example, or by ``--workers`` from the
 shards' progress files. When stderr is not a terminal (a CI log, a pipe), a bar cannot redraw
 itself, so it writes a heartbeat line instead: when the phase, stage or failures change (once
@@ -25,15 +28,18 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
 from rich.text import Text
 
+from agentfuzz.cli._printable import printable
 from agentfuzz.findings.status import Status
 
 __all__ = [
     "HEARTBEAT_EVERY",
     "HEARTBEAT_GAP",
     "ProgressLine",
+    "doing",
     "failures_text",
     "heartbeat",
     "shrink_text",
+    "symptoms_text",
 ]
 
 # Seconds between two heartbeat lines at most (nothing changed), and at least (something did).
@@ -49,17 +55,31 @@ def failures_text(status: Status) -> str:
     return ", ".join(f"{oracle} {n}" for oracle, n in counts.items())
 
 
-def heartbeat(status: Status, elapsed: float) -> str:
+def symptoms_text(status: Status) -> str:
+    """``symptoms: empty_turn 2, error 1``, or ``no failures``: distinct failures so far, not
+    yet the findings (the end of the run folds those of one cause into one)."""
+    found = failures_text(status)
+    return found if not status.failures else f"symptoms: {found}"
+
+
+def doing(status: Status) -> str:
+    """What the run does: ``chat/stream generate``, ``reduce``, ``confirm``; a stage that only
+    repeats its phase (``confirm confirm``), or the ``shrink`` every reduction is, is said once."""
+    phase, stage = status.phase, status.stage
+    if not stage or stage == phase:
+        return phase
+    return stage if phase == "shrink" else f"{phase} {stage}"
+
+
+def heartbeat(status: Status, elapsed: float, shrunk: str | None = None) -> str:
     """One line for a log: ``[agentfuzz 00:01:05] chat/stream shrink · 120 examples · …``
-    (not ``agentfuzz: …``, which starts the one line of an error)."""
+    (not ``agentfuzz: …``, which starts the one line of an error). ``shrunk``: what to say of
+    the shrinking (default: ``shrink_text`` of ``status``)."""
     clock = time.strftime("%H:%M:%S", time.gmtime(elapsed))
-    stage = f" {status.stage}" if status.stage else ""
-    shrunk = shrink_text(status)
+    shrunk = shrink_text(status) if shrunk is None else shrunk
     tail = f" · {shrunk}" if shrunk else ""
-    return (
-        f"[agentfuzz {clock}] {status.phase}{stage} · {status.examples} examples · "
-        f"{failures_text(status)}{tail}"
-    )
+    line = f"[agentfuzz {clock}] {doing(status)} · {status.examples} examples · "
+    return printable(line + symptoms_text(status) + tail)
 
 
 def shrink_text(status: Status) -> str:
@@ -115,6 +135,9 @@ class ProgressLine:
         # Failures only change now and then: format them again only when they do.
         self._failures: tuple[tuple[str, str], ...] = ()
         self._found = "no failures"
+        # The smallest repro shown per oracle, and what is said of it: only improvements show.
+        self._smallest: dict[str, int] = {}
+        self._shrunk = ""
         self._console = console
         self._log = not quiet and not console.is_terminal
         self._logged: tuple[str, str, int] | None = None
@@ -154,20 +177,31 @@ class ProgressLine:
         if self._task is None:
             return
         self._latest = status
+        self._note_shrink(status)
         if self._log:
             self._heartbeat(status)
         if status.failures != self._failures:
-            self._failures, self._found = status.failures, failures_text(status)
+            self._failures, self._found = status.failures, symptoms_text(status)
         elapsed = max(time.monotonic() - self._started, 1e-9)
         self._bar.update(
             self._task,
-            description=status.phase,
+            description=doing(status),
             completed=min(status.examples, self._total),
             examples=status.examples,
             rate=f"{status.examples / elapsed:.0f}",
             found=self._found,
-            shrink=shrink_text(status),
+            shrink=self._shrunk,
         )
+
+    def _note_shrink(self, status: Status) -> None:
+        """Keep what to say of the shrinking: an oracle's repro size, when it is its smallest
+        yet (another failure of the oracle, larger, shrinking after it is not progress)."""
+        if status.shrinking is None:
+            return
+        oracle, size = status.shrinking
+        if size < self._smallest.get(oracle, size + 1):
+            self._smallest[oracle] = size
+            self._shrunk = shrink_text(status)
 
     def _heartbeat(self, status: Status) -> None:
         if status.examples < 2:
@@ -194,5 +228,5 @@ class ProgressLine:
 
     def _print(self, status: Status, shown: tuple[str, str, int], now: float) -> None:
         self._logged, self._logged_at = shown, now
-        line = heartbeat(status, now - self._started)
+        line = heartbeat(status, now - self._started, self._shrunk)
         self._console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -35,6 +35,7 @@ from agentfuzz.cli._options import (
     TRIALS,
     secret_options,
 )
+from agentfuzz.cli._printable import printable
 from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE
 from agentfuzz.request.profiles import load_profile
 
@@ -118,7 +119,7 @@ def reduce(
             with stop_signals():
                 reduction = reduce_input(target, cases, oracle, tries, budget, honours)
         except NothingToReduce as exc:
-            click.echo(f"agentfuzz: {exc}")
+            click.echo(f"agentfuzz: {printable(exc)}")
             raise Exit(EXIT_CLEAN, "") from None
         finally:
             target.close()
@@ -163,13 +164,13 @@ def _offline(
     try:
         reduction = offline(file, oracle)
     except NothingToReduce as exc:
-        click.echo(f"agentfuzz: {exc}")
+        click.echo(f"agentfuzz: {printable(exc)}")
         raise Exit(EXIT_CLEAN, "") from None
     # A cassette names no campaign: who found it is its bundle's word, if it has one.
     folder = _written(file, "", reduction, out)
     v = reduction.violation
     click.echo(f"recorded: {v.oracle} on request {reduction.source + 1} (judged offline)")
-    click.echo(f"{v.oracle}: {v.message}")
+    click.echo(f"{v.oracle}: {printable(v.message)}")
     click.echo(f"repro: {folder / 'repro.json'}")
     raise Exit(EXIT_FOUND, "")
 
@@ -209,5 +210,5 @@ def _say(reduction: Reduction, inputs: int, folder: Path) -> None:
     rate = f"{hits}/{total}" + (" (flaky)" if 0 < hits < total else "")
     if reduction.interrupted:
         rate = "not measured (interrupted: the smallest failing request so far is written)"
-    click.echo(f"reproduced: {rate} · {v.oracle}: {v.message}")
+    click.echo(f"reproduced: {rate} · {v.oracle}: {printable(v.message)}")
     click.echo(f"repro: {folder / 'repro.json'}")

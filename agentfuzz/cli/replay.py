@@ -9,6 +9,7 @@ import click
 from agentfuzz.cli._common import Exit, fail
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._help import REPLAY_EXIT_CODES
+from agentfuzz.cli._printable import printable
 from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, CassetteError, NotInCassette
 
 __all__ = ["replay"]
@@ -40,13 +41,14 @@ def replay(paths: tuple[Path, ...], seed: int, whole: bool) -> None:
         try:
             result = replay_cassette(path, None if whole else seed)
         except (CassetteError, NotInCassette) as exc:
-            click.echo(f"agentfuzz: {exc}", err=True)
+            click.echo(f"agentfuzz: {printable(exc)}", err=True)
             unreadable += 1
             continue
         failing += result.failed
         click.echo(f"{path}: {len(result.turns)} turn(s)")
         for turn in result.turns:
-            now = ", ".join(f"{v.oracle}: {v.message}" for v in turn.violations) or "ok"
+            now = ", ".join(f"{v.oracle}: {printable(v.message)}" for v in turn.violations)
+            now = now or "ok"
             then = (
                 ""
                 if turn.same

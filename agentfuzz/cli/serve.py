@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agentfuzz.cli._common import fail
+from agentfuzz.cli._common import fail, meant
 from agentfuzz.cli._group import cli
 from agentfuzz.cli._options import HOST, port
 from agentfuzz.errors import EXIT_USAGE
@@ -71,7 +71,8 @@ def serve(
     from agentfuzz.reference import run as run_server
 
     if profile not in BEHAVIOURS:
-        fail(EXIT_USAGE, f"unknown profile {profile!r} (known: {', '.join(sorted(BEHAVIOURS))})")
+        known = ", ".join(sorted(BEHAVIOURS))
+        fail(EXIT_USAGE, f"unknown profile {profile!r}{meant(profile)} (known: {known})")
     try:
         timing = {"latency_ms": latency_ms, "per_token_ms": per_token_ms, "capacity": capacity}
         run_server(profile, host, port, temperature=temperature, seed=seed, **timing)

@@ -11,7 +11,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentfuzz.model.history import Case
 from agentfuzz.model.modes import ALL_MODES, Kind, Mode
@@ -20,6 +20,7 @@ from agentfuzz.request.profiles import Profile
 __all__ = [
     "FuzzConfig",
     "ShardSpec",
+    "drawn_seed",
     "found_by",
     "new_run_id",
     "version",
@@ -43,6 +44,8 @@ class FuzzConfig(BaseModel):
     # reads them from its environment (``AGENTFUZZ_HEADERS``).
     headers: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
     max_examples: int = 100
+    # Never None once built: a run given no seed draws one (``drawn_seed``), so every run, and
+    # every bundle it writes, says which seed repeats it.
     seed: int | None = None
     # Tries per judgement: a number, or "auto" to measure each failure's rate and derive it.
     trials: int | Literal["auto"] = 1
@@ -77,6 +80,16 @@ class FuzzConfig(BaseModel):
     # overwritten (``repro.bundle_dir``).
     run: str = Field(default_factory=lambda: new_run_id())
 
+    @model_validator(mode="before")
+    @classmethod
+    def _seeded(cls, data: Any) -> Any:
+        """A seed for a run given none: drawn here, as the configuration is built, so the
+        summary, every bundle and the console all name the one seed that repeats the run. A
+        campaign through cassettes keeps 0: its tapes were recorded under a fixed seed."""
+        if isinstance(data, dict) and data.get("seed") is None:
+            data = {**data, "seed": 0 if data.get("cassette") is not None else drawn_seed()}
+        return data
+
 
 class ShardSpec(BaseModel):
     """A ``--workers N`` campaign as its shards read it: the configuration (paths absolute) and
@@ -110,6 +123,11 @@ def version() -> str:
     except (OSError, subprocess.SubprocessError):
         return release
     return f"{release}+g{described}" if described else release
+
+
+def drawn_seed() -> int:
+    """A fresh seed for a run given none: small enough to read and type back as ``--seed``."""
+    return secrets.randbelow(1_000_000)
 
 
 def new_run_id() -> str:

@@ -97,6 +97,7 @@ def raw_server(handler: Handler) -> Iterator[Server]:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
+    listener.settimeout(0.1)
     server = Server(f"http://127.0.0.1:{listener.getsockname()[1]}/v1")
     stopping = threading.Event()
     conns: list[socket.socket] = []
@@ -115,8 +116,11 @@ def raw_server(handler: Handler) -> Iterator[Server]:
         while not stopping.is_set():
             try:
                 conn, _ = listener.accept()
+            except TimeoutError:
+                continue  # look at the stop flag a few times a second
             except OSError:
                 return
+            conn.settimeout(None)
             conns.append(conn)
             threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
@@ -162,3 +166,29 @@ def run_bounded(argv: list[str], limit_s: float, cwd: str | None = None) -> Outc
     proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - start
     return Outcome(proc.returncode, output, seconds, usage.ru_maxrss / 1024)
+
+
+@contextmanager
+def quick_server(handler: Handler) -> Iterator[Server]:
+    """``raw_server(handler)`` that stops as soon as the block ends.
+
+    An ``accept`` blocked in ``raw_server``'s thread does not see its listener close, so its
+    stop waits out a 5 s join whenever a client came. Knocking on the port once the block ends
+    wakes that ``accept``; the knocks stop when the port refuses them. (Added for the bounds
+    tests, which start a server each.)"""
+    with raw_server(handler) as server:
+        try:
+            yield server
+        finally:
+            port = int(server.base_url.rsplit(":", 1)[1].split("/", 1)[0])
+            threading.Thread(target=_knock, args=(port,), daemon=True).start()
+
+
+def _knock(port: int, within: float = 6.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        except OSError:
+            return  # refused: the listener is gone, and the accept loop with it
+        time.sleep(0.02)

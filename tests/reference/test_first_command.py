@@ -46,11 +46,17 @@ def test_it_prints_what_it_fuzzed_the_seed_and_the_next_steps(
     assert re.search(
         r"fuzzed http://127\.0\.0\.1:\d+/v1 \(reference profile vllm-kimi-k2\)", output
     )
-    assert "seed random (pass --seed N to repeat it)" in output
-    bundle, _ = _only_bundle(out)
-    for step in (f"report: {bundle / 'REPORT.md'}", f"re-send: sh {bundle / 'repro.sh'}"):
-        assert step in output
     summary = json.loads((out / "summary.json").read_text())
+    seed = summary["run"]["seed"]
+    assert isinstance(seed, int) and f"seed {seed} (--seed {seed} repeats it)" in output
+    bundle, _ = _only_bundle(out)
+    # The output ends with the verdict: the finding, where it is, how to re-send it.
+    assert output.splitlines()[-3:] == [
+        f"report: {bundle / 'REPORT.md'}",
+        f"re-send: sh {bundle / 'repro.sh'}",
+        f"regression test: pytest {bundle}",
+    ]
+    assert "request surface coverage: " in output and "┃ dimension" not in output
     assert summary["run"]["target"]["reference_profile"] == "vllm-kimi-k2"
     assert summary["run"]["command"] == f"agentfuzz fuzz --quiet --out {out}"
 
