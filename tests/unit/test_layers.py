@@ -18,6 +18,7 @@ LAYERS = {
     "errors": 0,
     "model": 1,
     "request": 2,
+    "puppet": 2,
     "strategies": 3,
     "dialects": 4,
     "transport": 5,
@@ -38,6 +39,7 @@ LAYERS = {
 _PACKAGES = {
     "model",
     "request",
+    "puppet",
     "strategies",
     "dialects",
     "transport",
