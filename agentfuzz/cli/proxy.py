@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -15,6 +17,7 @@ from agentfuzz.cli._common import (
     oracle_names,
     stop_signals,
     url_hint,
+    waited_for,
     writable_out,
     write_pytest_ini,
 )
@@ -32,7 +35,8 @@ Exit codes (once stopped with Ctrl-C or SIGTERM):
   0    nothing found in what went through
   1    failures found (bundles written under --out)
   2    usage error, or the address cannot be listened on
-  3    the upstream cannot be reached when the proxy starts"""
+  3    the upstream cannot be reached when the proxy starts (or, with
+       --wait-for-server, its GET /models did not answer 200 in time)"""
 
 __all__ = ["proxy"]
 
@@ -58,7 +62,13 @@ __all__ = ["proxy"]
     type=click.FloatRange(min=1.0),
     metavar="SECONDS",
     default=600.0,
-    help="Upstream's longest pause between two chunks.",
+    help="Seconds one answer may take in all; then it is cut (the client's connection dropped).",
+)
+@click.option(
+    "--wait-for-server",
+    type=click.FloatRange(min=0.0, min_open=True),
+    metavar="SECONDS",
+    help="First wait for the upstream's GET /models to answer 200; then exit 3.",
 )
 def proxy(
     upstream: str,
@@ -70,6 +80,7 @@ def proxy(
     only: str | None,
     skip: str | None,
     timeout: float,
+    wait_for_server: float | None,
 ) -> None:
     """Stand between an agent and its server, and judge every turn that goes through.
 
@@ -79,10 +90,18 @@ def proxy(
     and the turns of one conversation are judged as a session. A failing turn prints one line
     and writes a bundle at once, with the whole session up to it (session.json, session.yaml):
     `agentfuzz reduce BUNDLE/session.json` cuts it down. Stop with Ctrl-C; nothing is lost.
+
+    One answer is relayed for --timeout seconds at most, and the proxy keeps only its first
+    32 MiB to judge: an upstream that streams without end cannot hang it or fill its memory.
+    With --wait-for-server the proxy may start before its upstream (the key for GET /models
+    is $OPENAI_API_KEY, when set).
     """
     from agentfuzz.runs.watch import run_proxy
 
     checked_url(upstream, "--upstream")
+    _finite(timeout, "--timeout")
+    if wait_for_server is not None:
+        _wait(upstream, wait_for_server)
     watch = _watch(upstream, out, record, profile, only, skip, timeout)
 
     def listening(url: str) -> None:
@@ -100,6 +119,23 @@ def proxy(
         pass
     watch.close()
     _tally(watch, out)
+
+
+def _finite(seconds: float, flag: str) -> None:
+    """Exit 2 for ``inf`` or ``nan``, which click's range lets through: no bound at all."""
+    if not math.isfinite(seconds):
+        fail(EXIT_USAGE, f"{flag} {seconds}: expected a finite number of seconds")
+
+
+def _wait(upstream: str, seconds: float) -> None:
+    """``--wait-for-server``, as ``fuzz`` waits; its last line says what to try when the URL
+    itself suggests it (no ``/v1``: the models list is never found there)."""
+    _finite(seconds, "--wait-for-server")
+    try:
+        waited_for(upstream, seconds, os.environ.get("OPENAI_API_KEY"), {})
+    except Exit as exc:
+        hint = url_hint(upstream)
+        raise Exit(exc.code, f"{exc} ({hint})" if hint else str(exc)) from None
 
 
 def _watch(
@@ -128,13 +164,15 @@ def _watch(
         upstream,
         out,
         record,
-        found_by=found_by | {"profile": fuzz_profile.name},
+        # ``captured``: the request came from a client, as it sent it (REPORT.md says so).
+        found_by=found_by | {"profile": fuzz_profile.name, "captured": True},
         only=chosen,
         skip=skipped,
         model_signatures=fuzz_profile.quiet_signatures,
         markup=fuzz_profile.markup,
         say=lambda line: click.echo(f"agentfuzz: {line}"),
         timeout=timeout,
+        hint=url_hint(upstream),
     )
 
 
@@ -142,6 +180,7 @@ def _tally(watch: Watch, out: Path) -> NoReturn:
     """What went through, in one line, and the exit code it makes."""
     sessions = len(watch.sessions.all)
     unread = f"; {watch.unread} requests not read as chat or Responses" if watch.unread else ""
+    unread += f"; {watch.cut} answers too large to judge" if watch.cut else ""
     click.echo(
         f"agentfuzz proxy: {watch.judged} turns judged in {sessions} sessions, "
         f"{len(watch.caught)} findings" + (f" (bundles in {out})" if watch.caught else "") + unread

@@ -3,10 +3,14 @@
 The relay (``transport/relay.py``) hands over each chat and Responses exchange once the client
 has read it. Here each one is imported as a ``Case`` (what the request asked), assembled by the
 one client pipeline (``Target.resend`` over the kept answer, so it is assembled exactly as a
-live answer is) and judged by every oracle that applies. Requests are grouped into sessions by
-their growing history (a request whose messages or input begin with an earlier request's) or by
-``previous_response_id``; the session oracles then know which history items are the server's
-own, sent back unchanged (``Provenance``), as they do in session mode.
+live answer is) and judged by every oracle that applies; an answer the relay cut (past its bytes
+or its time) is judged by none, and one line says so. Requests are grouped into sessions by
+``previous_response_id`` or by their growing history: a request whose messages or input extend an
+earlier request's continues its session (the one whose answer it holds, when several could). Two
+clients may open with the same request: the same history sent again after a whole answer opens a
+new session, and only after an answer the openai SDK retries (a 5xx, 408, 409, 429, or one
+cut short) is it that session's retry. The session oracles then know which history items are the
+server's own, sent back unchanged (``Provenance``), as they do in session mode.
 
 A turn whose fault was not seen before prints one line and writes a bundle at once: the failing
 request, the whole session up to it (``session.json``) and the session as a cassette
@@ -35,7 +39,7 @@ from agentfuzz.model.history import Api, AssistantMessage, Case, ForeignItem, Pr
 from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.tape.codec import Recorded, write_cassette
 from agentfuzz.target import Target
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.transport.live import BODY_LIMIT, LiveTransport
 from agentfuzz.transport.relay import Forwarded, relay_app, replayed, run_relay, serving_relay
 
 __all__ = ["Caught", "Watch", "reachable", "run_proxy", "watching"]
@@ -63,6 +67,25 @@ class _Session:
     calls: dict[str, tuple[str | None, Any]] = field(default_factory=dict)
     texts: set[str] = field(default_factory=set)
     last_calls: tuple[str, ...] = ()
+    # What the last answer said that a history holding it shows: its ids, its text as JSON.
+    said: tuple[str, ...] = ()
+
+
+# The statuses after which the openai SDK sends the same request again.
+_RETRIED = frozenset({408, 409, 429})
+
+
+def _retried(turn: Turn) -> bool:
+    """Whether a client sends ``turn``'s request again as it was: its answer failed the way
+    the openai SDK retries (a 408, 409, 429 or 5xx), or never came whole."""
+    exchange = turn.observation.exchange
+    status = exchange.status
+    return exchange.failure is not None or status is None or status in _RETRIED or status >= 500
+
+
+def _follows(session: _Session, added: list[str]) -> bool:
+    """Whether the items a request adds to ``session``'s last history hold its last answer."""
+    return any(mark in item for item in added for mark in session.said)
 
 
 def _canonical(value: Any) -> str:
@@ -96,16 +119,23 @@ class _Sessions:
             for session in reversed(self.all):
                 if previous in session.response_ids:
                     return session
-        best: _Session | None = None
-        for session in reversed(self.all):
-            n = len(session.items)
-            continues = n and n <= len(items) and items[:n] == session.items
-            if continues and (best is None or n > len(best.items)):
-                best = session
-        if best is None:
-            best = _Session(len(self.all) + 1)
-            self.all.append(best)
-        return best
+        extended = [
+            s
+            for s in self.all
+            if 0 < len(s.items) < len(items) and items[: len(s.items)] == s.items
+        ]
+        if extended:
+            # The longest history it extends; of equals, the one whose answer it holds, then
+            # the newest: clients run one after another, and an older one is done.
+            return max(
+                extended, key=lambda s: (len(s.items), _follows(s, items[len(s.items) :]), s.number)
+            )
+        again = [s for s in self.all if items and s.items == items and _retried(s.turns[-1])]
+        if again:
+            return again[-1]
+        opened = _Session(len(self.all) + 1)
+        self.all.append(opened)
+        return opened
 
 
 def _provenance(case: Case, session: _Session, turn: int) -> Provenance:
@@ -142,6 +172,9 @@ def _remember(session: _Session, obs: Observation) -> None:
             session.calls[own] = (name, _arguments(call.arguments))
             ids.append(own)
     session.last_calls = tuple(ids)
+    items = [c.id for c in obs.tool_calls if c.id]
+    text = [_canonical(obs.text)[1:-1]] if obs.text.strip() else []
+    session.said = (*ids, *items, *text)
     if obs.response_id:
         session.response_ids.add(obs.response_id)
 
@@ -161,9 +194,12 @@ class Watch:
         markup: Collection[str] = (),
         say: Callable[[str], None] = print,
         timeout: float = 600.0,
+        hint: str | None = None,
     ) -> None:
+        """``timeout``: the seconds the relay gives one answer in all. ``hint``: what to say
+        the first time the upstream answers 404 (a URL without its ``/v1``, say)."""
         self.upstream = upstream.rstrip("/")
-        self.timeout = timeout
+        self.timeout, self.hint = timeout, hint
         self.out, self.record, self.found_by, self.say = out, record, found_by, say
         self.judge = Judge(
             _sends_nothing,
@@ -177,6 +213,7 @@ class Watch:
         self.exchanges = 0
         self.judged = 0
         self.unread = 0
+        self.cut = 0
         self._bundles: dict[tuple[str, str], Path] = {}
         self._queue: queue.Queue[Forwarded | None] = queue.Queue()
         self._thread = threading.Thread(target=self._work, name="agentfuzz-watch", daemon=True)
@@ -204,19 +241,17 @@ class Watch:
         self.exchanges += 1
         if forwarded.status is None or forwarded.client_left:
             return []  # never answered, or cut short by the client itself: nothing to judge
-        try:
-            loaded = json.loads(forwarded.body)
-        except (ValueError, RecursionError):
-            loaded = None
-        api: Api = "chat" if forwarded.path == "/chat/completions" else "responses"
-        try:
-            if not isinstance(loaded, dict):
-                raise InputError("not a JSON object")
-            case = parse_request(loaded, api)
-        except InputError:
-            self.unread += 1
+        if forwarded.cut:
+            self.cut += 1
+            self.say(
+                f"an answer to {forwarded.path} went on past {BODY_LIMIT >> 20} MiB: relayed, "
+                "but not judged (the proxy keeps no more of one answer)"
+            )
             return []
-        body: dict[str, Any] = loaded
+        read = self._read(forwarded)
+        if read is None:
+            return []
+        case, body = read
         model = body.get("model")
         with Target(
             self.upstream, str(model or ""), transport=replayed(forwarded), timeout=600.0
@@ -232,6 +267,11 @@ class Watch:
         session.items = items
         _remember(session, obs)
         self.judged += 1
+        if obs.exchange.slow:
+            self.say(
+                f"session {session.number} turn {number}: {obs.exchange.failure} (--timeout "
+                f"{self.timeout:g}s): the client's connection was dropped; not judged"
+            )
         if self.record is not None:
             self._write_session(self.record / f"session-{session.number:04d}", session)
         caught = []
@@ -239,6 +279,28 @@ class Watch:
             if v.key not in self._bundles:
                 caught.append(self._caught(session, turn, body, v, model))
         return caught
+
+    def _read(self, forwarded: Forwarded) -> tuple[Case, dict[str, Any]] | None:
+        """The request as a ``Case`` and its JSON body; None (counted) for one that is not a
+        chat or Responses request."""
+        try:
+            loaded = json.loads(forwarded.body)
+        except (ValueError, RecursionError):
+            loaded = None
+        api: Api = "chat" if forwarded.path == "/chat/completions" else "responses"
+        try:
+            if not isinstance(loaded, dict):
+                raise InputError("not a JSON object")
+            return parse_request(loaded, api), loaded
+        except InputError:
+            self.unread += 1
+            return None
+
+    def not_found(self, path: str) -> None:
+        """The relay's word that the upstream answered 404 (once): say what to try, when the
+        upstream's URL itself suggests it (``hint``)."""
+        if self.hint:
+            self.say(f"{self.upstream}{path} answered 404 Not Found: {self.hint}")
 
     def _caught(
         self, session: _Session, turn: Turn, body: dict[str, Any], v: Violation, model: Any
@@ -282,16 +344,20 @@ def _sends_nothing(case: Case) -> Observation:
     raise RuntimeError("the proxy judges what the client sent; it sends nothing of its own")
 
 
+def _app(upstream: str, watch: Watch) -> Any:
+    return relay_app(upstream, watch.take, watch.timeout, watch.not_found)
+
+
 def watching(upstream: str, watch: Watch, host: str = "127.0.0.1", port: int = 0) -> Any:
     """A context manager serving the proxy in a background thread; yields its base URL."""
-    return serving_relay(relay_app(upstream, watch.take, watch.timeout), host, port)
+    return serving_relay(_app(upstream, watch), host, port)
 
 
 def run_proxy(
     upstream: str, watch: Watch, host: str, port: int, listening: Callable[[str], None]
 ) -> None:
     """Serve the proxy until interrupted; ``OSError`` when the address cannot be listened on."""
-    run_relay(relay_app(upstream, watch.take, watch.timeout), host, port, listening)
+    run_relay(_app(upstream, watch), host, port, listening)
 
 
 def reachable(upstream: str) -> bool:

@@ -7,13 +7,18 @@ each chat or Responses exchange is kept (``Forwarded``: the body sent, the bytes
 to ``seen`` once the client has the last chunk. The proxy never writes a key or a cookie:
 ``Forwarded`` holds no request headers, and its answer headers are kept without the secret ones.
 
+One answer is relayed for at most ``timeout`` seconds in all (a stream that never ends, however
+it is framed, is then cut and the client's connection dropped), and only its first
+``live.BODY_LIMIT`` bytes are kept for the judge, whatever more the client gets: a flood costs
+the proxy no more memory than one answer the fuzzer would judge. When the client goes away, the
+upstream's answer is closed at once.
+
 ``replayed(forwarded)`` answers one request with a kept answer, so that the client pipeline
 (``target.Target``) assembles what the client got exactly as it assembles a live answer.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import threading
@@ -22,14 +27,16 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
+import anyio
 import httpx
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from agentfuzz.model.observation import SLOW
+from agentfuzz.transport._answer import Copy, whole
 from agentfuzz.transport._tee import SECRET_HEADERS
 
 __all__ = ["JUDGED_PATHS", "Forwarded", "relay_app", "replayed", "run_relay", "serving_relay"]
@@ -59,7 +66,8 @@ class Forwarded:
     ``path`` is relative to the upstream's base URL (``/chat/completions``). ``status`` is None
     when the upstream never answered. ``failure`` says why the answer stopped short (the
     upstream broke off); ``client_left`` that the client went away before the end, which
-    cuts an answer short by the client's own hand.
+    cuts an answer short by the client's own hand. ``cut``: the answer went on past
+    ``live.BODY_LIMIT`` bytes, and ``raw`` holds only those (the client got them all).
     """
 
     method: str
@@ -72,6 +80,7 @@ class Forwarded:
     elapsed: float
     first_byte: float | None = None
     client_left: bool = False
+    cut: bool = False
 
 
 class _UpstreamBroke(Exception):
@@ -91,36 +100,18 @@ def _failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")[:_FAILURE_LIMIT]
 
 
-# The events that end a Responses stream: a client has the whole answer once it reads one.
-_LAST_EVENTS = {"response.completed", "response.failed", "response.incomplete", "error"}
+def _timed_out(exc: BaseException) -> bool:
+    """Whether the upstream took the request and then said nothing in time: a slow model."""
+    return isinstance(exc, (TimeoutError, httpx.ReadTimeout, httpx.WriteTimeout))
 
 
-def _whole(raw: bytes) -> bool:
-    """Whether ``raw`` is a whole answer already: a JSON document, or a stream whose last
-    complete event ends it: chat's ``[DONE]`` or an error frame (after which the openai SDK
-    raises), or an event that ends a response."""
-    if raw.lstrip().startswith(b"{"):
-        try:
-            json.loads(raw)
-        except ValueError:
-            return False
-        return True
-    # Whatever follows the last blank line is an event cut short.
-    events = [e for e in raw.replace(b"\r\n", b"\n").split(b"\n\n")[:-1] if e.strip()]
-    if not events:
-        return False
-    data = b"\n".join(
-        line.removeprefix(b"data:").strip()
-        for line in events[-1].split(b"\n")
-        if line.startswith(b"data:")
-    )
-    if data == b"[DONE]":
-        return True
-    try:
-        event = json.loads(data)
-    except ValueError:
-        return False
-    return isinstance(event, dict) and ("error" in event or event.get("type") in _LAST_EVENTS)
+class _OutOfTime(Exception):
+    """The upstream was still sending when the answer's time ran out."""
+
+
+def _unsecret(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
+    """An answer's headers as kept for the judge: without a cookie or a key."""
+    return tuple((k, v) for k, v in headers.multi_items() if k not in SECRET_HEADERS)
 
 
 def _kept(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
@@ -130,34 +121,53 @@ def _kept(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
 
 class _Relay:
     def __init__(
-        self, upstream: str, seen: Callable[[Forwarded], None], timeout: float | None
+        self,
+        upstream: str,
+        seen: Callable[[Forwarded], None],
+        timeout: float | None,
+        not_found: Callable[[str], None] | None,
     ) -> None:
         self.upstream = upstream.rstrip("/")
         self.seen = seen
+        self.timeout = timeout
+        self.not_found = not_found
         limit = httpx.Timeout(connect=10.0, read=timeout, write=timeout, pool=None)
         # No decoding, no redirects: the client gets what the upstream sent. No headers of
         # httpx's own either (it would ask for gzip where the client did not): the client's go.
         self.client = httpx.AsyncClient(timeout=limit, follow_redirects=False)
         self.client.headers.clear()
 
+    def _left(self, started: float) -> float | None:
+        """The seconds an answer begun at ``started`` may still take (None: no limit)."""
+        return None if self.timeout is None else started + self.timeout - time.perf_counter()
+
     async def forward(self, request: Request) -> Response:
         tail = request.url.path.removeprefix("/v1")
         query = request.url.query
         url = self.upstream + tail + (f"?{query}" if query else "")
-        body = await request.body()
+        try:
+            body = await request.body()
+        except ClientDisconnect:
+            # Gone before its whole body came: nothing was sent upstream, nobody to answer.
+            return Response(status_code=400)
         kept = request.method == "POST" and tail in JUDGED_PATHS
         started = time.perf_counter()
         sent = self.client.build_request(
             request.method, url, headers=_kept(request.headers.raw), content=body
         )
         try:
-            upstream = await self.client.send(sent, stream=True)
-        except httpx.HTTPError as exc:
+            with anyio.fail_after(self._left(started)):
+                upstream = await self.client.send(sent, stream=True)
+        except (httpx.HTTPError, TimeoutError) as exc:
+            why = f"{SLOW}nothing after {self.timeout:g}s" if _timed_out(exc) else _failure(exc)
             if kept:
-                lost = Forwarded(request.method, tail, body, None, (), b"", _failure(exc), 0.0)
+                lost = Forwarded(request.method, tail, body, None, (), b"", why, 0.0)
                 self.seen(lost)
-            error = {"message": f"agentfuzz proxy: upstream {_failure(exc)}", "type": "upstream"}
-            return JSONResponse({"error": error}, status_code=502)
+            error = {"message": f"agentfuzz proxy: upstream {why}", "type": "upstream"}
+            return JSONResponse({"error": error}, status_code=504 if _timed_out(exc) else 502)
+        if upstream.status_code == 404 and self.not_found is not None:
+            said, self.not_found = self.not_found, None  # once: the first 404 says it all
+            said(tail)
         answer = StreamingResponse(
             self._through(request, tail, body, upstream, started, kept),
             status_code=upstream.status_code,
@@ -169,6 +179,17 @@ class _Relay:
         ]
         return answer
 
+    async def _next(self, chunks: AsyncIterator[bytes], started: float) -> bytes | None:
+        """The upstream's next chunk, or None at the end; ``_OutOfTime`` past the answer's
+        time, however steadily the bytes come."""
+        try:
+            with anyio.fail_after(self._left(started)):
+                return await anext(chunks)
+        except StopAsyncIteration:
+            return None
+        except TimeoutError:
+            raise _OutOfTime from None
+
     async def _through(
         self,
         request: Request,
@@ -178,48 +199,53 @@ class _Relay:
         started: float,
         kept: bool,
     ) -> AsyncIterator[bytes]:
-        chunks: list[bytes] = []
+        copy = Copy()
         failure: str | None = None
         first: float | None = None
         left = False
+        chunks = upstream.aiter_raw()
         try:
-            async for chunk in upstream.aiter_raw():
+            while (chunk := await self._next(chunks, started)) is not None:
                 if first is None:
                     first = time.perf_counter() - started
-                chunks.append(chunk)
+                copy.add(chunk)
                 yield chunk
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, _OutOfTime) as exc:
             # A client that left first may be why the upstream's answer broke off (or why it
             # never reached the end): the client's doing either way, nothing to judge.
             left = await request.is_disconnected()
             # Out of time while the answer still came: a slow answer, never judged a fault.
-            slow = SLOW if isinstance(exc, httpx.TimeoutException) else ""
-            failure = slow + _failure(exc)
+            if isinstance(exc, _OutOfTime):
+                failure = f"{SLOW}not complete after {self.timeout:g}s"
+            else:
+                slow = SLOW if isinstance(exc, httpx.TimeoutException) else ""
+                failure = slow + _failure(exc)
             raise _UpstreamBroke(failure) from None
         except BaseException:
             # Cancelled or closed while yielding: the client went away, before the end of the
             # answer unless it already had all of it (the openai SDK hangs up at ``[DONE]`` or
             # an error frame, often before the upstream's end of the stream reaches the proxy).
-            left = not _whole(b"".join(chunks))
+            left = copy.cut or not whole(copy.raw())
             raise
         finally:
-            await upstream.aclose()
+            # Shielded: when the client went away this task is cancelled, and the upstream's
+            # answer must still be closed, not left streaming into a socket nobody reads.
+            with anyio.CancelScope(shield=True):
+                await upstream.aclose()
             if kept:
-                answer = tuple(
-                    (k, v) for k, v in upstream.headers.multi_items() if k not in SECRET_HEADERS
-                )
                 self.seen(
                     Forwarded(
                         request.method,
                         tail,
                         body,
                         upstream.status_code,
-                        answer,
-                        b"".join(chunks),
+                        _unsecret(upstream.headers),
+                        copy.raw(),
                         failure,
                         time.perf_counter() - started,
                         first,
                         left,
+                        copy.cut,
                     )
                 )
 
@@ -228,11 +254,16 @@ class _Relay:
 
 
 def relay_app(
-    upstream: str, seen: Callable[[Forwarded], None], timeout: float | None = 600.0
+    upstream: str,
+    seen: Callable[[Forwarded], None],
+    timeout: float | None = 600.0,
+    not_found: Callable[[str], None] | None = None,
 ) -> Starlette:
     """The proxy for ``upstream`` (a base URL with its ``/v1``): every path under ``/v1``,
-    every method; ``seen`` hears of each chat and Responses exchange once it is over."""
-    relay = _Relay(upstream, seen, timeout)
+    every method; ``seen`` hears of each chat and Responses exchange once it is over, and
+    ``not_found`` of the path of the first request the upstream answered 404 (a base URL
+    without its ``/v1`` gets nothing else). ``timeout``: the seconds one answer may take."""
+    relay = _Relay(upstream, seen, timeout, not_found)
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     routes = [Route("/v1/{rest:path}", relay.forward, methods=methods)]
 

@@ -286,6 +286,6 @@ def test_the_upstream_gets_the_clients_headers_and_no_others(tmp_path: Path) -> 
     ],
 )
 def test_a_whole_answer_is_told_from_one_cut_short(raw: bytes, whole: bool) -> None:
-    from agentfuzz.transport.relay import _whole
+    from agentfuzz.transport._answer import whole as _whole
 
     assert _whole(raw) is whole

@@ -109,3 +109,89 @@ def test_conversations_are_told_apart_by_their_history_and_previous_response_id(
         # A new conversation that starts like B's first request did.
         post({"input": [{"role": "user", "content": "Hello."}]})
     assert [len(s.turns) for s in watch.sessions.all] == [2, 2, 1]
+
+
+@contextmanager
+def _minting(fail_first: int = 0) -> Iterator[str]:
+    """A chat server that calls ``f`` under a new id each time (``call_1``, ``call_2``, …)
+    when the last message is the user's, and says "done" after a tool result; the first
+    ``fail_first`` requests get a 500."""
+    count = {"calls": 0, "requests": 0}
+
+    class Handler(Quiet):
+        def do_POST(self) -> None:
+            body = self.body()
+            count["requests"] += 1
+            if count["requests"] <= fail_first:
+                self.send_json(500, {"error": {"message": "busy"}})
+            elif body["messages"][-1]["role"] == "user":
+                count["calls"] += 1
+                call = _CALL | {"id": f"call_{count['calls']}"}
+                message = {"role": "assistant", "content": None, "tool_calls": [call]}
+                self.send_json(200, _chat(message, "tool_calls"))
+            else:
+                self.send_json(200, _chat({"role": "assistant", "content": "done"}, "stop"))
+
+    with serving(Handler) as url:
+        yield url
+
+
+def _watched(base: str, tmp_path: Path, *turns: list[dict[str, Any]]) -> tuple[Watch, list[Any]]:
+    """Post each chat history in turn through the proxy; the watch and each answer's body."""
+    watch = Watch(base, tmp_path, say=lambda _: None)
+    answers = []
+    try:
+        with watching(base, watch) as url, httpx.Client() as client:
+            for messages in turns:
+                body = {"model": "m", "messages": messages, "tools": _TOOLS}
+                answers.append(client.post(url + "/chat/completions", json=body).json())
+    finally:
+        watch.close()
+    return watch, answers
+
+
+def test_two_clients_opening_alike_and_interleaved_are_two_sessions(tmp_path: Path) -> None:
+    """Two agents ask the same first question at once; each then sends back its own call (the
+    server minted call_1 for A, call_2 for B), B before A. Each is a session of its own."""
+    ask = [{"role": "user", "content": "use f"}]
+    with _minting() as base:
+        watch, _ = _watched(
+            base, tmp_path, ask, ask, _second_turn("call_2"), _second_turn("call_1")
+        )
+    assert [len(s.turns) for s in watch.sessions.all] == [2, 2]
+    for session, own in zip(watch.sessions.all, ("call_1", "call_2"), strict=True):
+        first, second = session.turns
+        assert [c.id for c in first.observation.tool_calls] == [own]
+        assert [c.id for c in second.case.history.calls] == [own]
+        assert second.case.session is not None and second.case.session.untouched
+
+
+def test_a_second_client_asking_what_a_finished_one_asked_is_a_new_session(
+    tmp_path: Path,
+) -> None:
+    """Agent A asked once and had its whole answer; agent B, started after it, asks the same
+    and goes on for two more requests: session 2, turns 1 to 3 (not session 1, turn 4)."""
+    hello = [{"role": "user", "content": "Hello."}]
+    with proxied("fixed", tmp_path) as (url, watch), httpx.Client() as client:
+
+        def post(messages: list[dict[str, Any]]) -> dict[str, Any]:
+            answer = client.post(
+                url + "/chat/completions", json={"model": "m", "messages": messages}
+            )
+            return dict(answer.json()["choices"][0]["message"])
+
+        post(hello)  # A
+        said = post(hello)  # B
+        history = [*hello, said, {"role": "user", "content": "More."}]
+        said = post(history)
+        post([*history, said, {"role": "user", "content": "Thanks."}])
+    assert [len(s.turns) for s in watch.sessions.all] == [1, 3]
+
+
+def test_the_same_history_sent_again_after_a_500_is_that_sessions_retry(tmp_path: Path) -> None:
+    ask = [{"role": "user", "content": "use f"}]
+    with _minting(fail_first=1) as base:
+        watch, answers = _watched(base, tmp_path, ask, ask, _second_turn("call_1"))
+    assert "error" in answers[0] and answers[1]["choices"]
+    [session] = watch.sessions.all
+    assert len(session.turns) == 3
