@@ -50,9 +50,9 @@ def test_the_timer_repeats_the_latest_status_in_a_long_stage(
         while len(lines) < 2 and time.monotonic() < deadline:
             sink.arrived.clear()
             sink.arrived.wait(1)
-            lines = [ln for ln in sink.getvalue().splitlines() if "shrink reduce" in ln]
+            lines = [ln for ln in sink.getvalue().splitlines() if "] reduce ·" in ln]
     assert len(lines) >= 2, sink.getvalue()
-    assert all("7 examples · error 1" in ln for ln in lines)
+    assert all("7 examples · symptoms: error 1" in ln for ln in lines)
 
 
 def test_the_clock_moves_on_once_the_bar_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
