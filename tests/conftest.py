@@ -5,6 +5,7 @@
 replaying in another (two tests can get the same loopback port one after the other).
 """
 
+from collections.abc import Iterator
 from pathlib import Path
 
 # Loaded once, before any test: ``pytester`` unloads the modules a test imported first, and an
@@ -19,6 +20,16 @@ def _own_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
+
+
+@pytest.fixture(autouse=True)
+def _no_secrets_from_another_test() -> Iterator[None]:
+    """The secrets a run masks are the process's (``model.secrets``): one test's key is not
+    another's to mask."""
+    yield
+    from agentfuzz.model.secrets import forget_all
+
+    forget_all()
 
 
 # The slow lane: end-to-end runs that repeat what a faster test of the same kind already shows

@@ -18,6 +18,11 @@ A bundle is written the moment a failure is first seen and rewritten, atomically
 smaller example fails the same way, so an interrupted run loses nothing. The API key never
 reaches a bundle: only the request body is stored, and ``repro.sh`` reads ``$OPENAI_API_KEY``.
 
+A run into an ``--out`` that holds an earlier run's bundles first moves them, with that run's
+``summary.json`` and ``error.log``, into ``OUT/.previous/<when>/`` (``set_aside``): the bundles on
+disk are the ones ``summary.json`` lists, and ``pytest OUT`` (which skips dot folders) runs
+only those, while nothing found before is lost.
+
 This module names, writes and folds the folders; ``_repro`` holds what a bundle records,
 ``_repro_sh`` writes ``repro.sh`` and ``_regression_test`` the text of ``test_repro.py``.
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +55,7 @@ __all__ = [
     "observed_summary",
     "related_requests",
     "session_json",
+    "set_aside",
     "write_bundle",
 ]
 
@@ -121,6 +128,32 @@ def write_bundle(out: Path, repro: Repro) -> Path:
         write_atomically(folder / "test_repro.py", _test_file(v))
     if repro.transcript:
         write_atomically(folder / "session.json", session_json(repro.transcript))
+    return folder
+
+
+# Where an earlier run's bundles in the same --out go, and what of that run goes with them.
+PREVIOUS = ".previous"
+_RUN_FILES = ("summary.json", "error.log")
+
+
+def set_aside(out: Path) -> Path | None:
+    """Move the bundles an earlier run left in ``out`` (and its ``summary.json`` and
+    ``error.log``) into a folder of their own, ``out/.previous/<when>``, and return it; None
+    when ``out`` holds none."""
+    if not out.is_dir():
+        return None
+    bundles = sorted(p.parent for p in out.glob("*/repro.json"))
+    kept = [out / name for name in _RUN_FILES if (out / name).is_file()]
+    if not bundles and not kept:
+        return None
+    when = time.strftime("%Y-%m-%dT%H-%M-%S")
+    folder, number = out / PREVIOUS / when, 1
+    while folder.exists():
+        number += 1
+        folder = out / PREVIOUS / f"{when}-{number}"
+    folder.mkdir(parents=True)
+    for path in bundles + kept:
+        shutil.move(str(path), str(folder / path.name))
     return folder
 
 

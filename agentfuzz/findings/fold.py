@@ -22,12 +22,18 @@ def fold(summary: Summary) -> Summary:
     """One finding per root cause (see the module). The groups are what that relation joins.
     Each group becomes its most telling finding, listing every symptom with the modes it was
     seen on; the bundle of a symptom its request shows goes, and one its request does not show
-    moves inside its bundle (``symptoms/``), a repro of its own. Distinct causes stay distinct."""
+    moves inside its bundle (``symptoms/``), a repro of its own. Distinct causes stay distinct.
+
+    A run cut short (stopped, out of time, the server gone, broken) removes no bundle: its
+    head's request was not confirmed to show the others, and each may be a smaller repro than
+    the head's, so each moves inside, a repro of its own. Nothing found is ever lost."""
     rows = summary.findings
     groups = _causes(rows)
     if all(len(group) == 1 for group in groups):
         return summary
-    folded = [_merged([rows[i] for i in group]) for group in groups]
+    cut = (summary.interrupted, summary.out_of_time, summary.stopped_answering, summary.error)
+    whole = not (any(cut) or summary.failed_shards)
+    folded = [_merged([rows[i] for i in group], whole) for group in groups]
     return summary.model_copy(update={"findings": folded})
 
 
@@ -52,14 +58,15 @@ def _causes(rows: list[FindingRow]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _merged(group: list[FindingRow]) -> FindingRow:
-    """One cause's findings as one row, its bundles folded on disk; a lone finding as it is."""
+def _merged(group: list[FindingRow], whole: bool) -> FindingRow:
+    """One cause's findings as one row, its bundles folded on disk; a lone finding as it is.
+    ``whole``: the run ended on its own, every repro settled."""
     if len(group) == 1:
         return group[0]
     head, *others = _most_telling_first(group)
     # A symptom shown by the head's request, or by one sharing its history, needs no repro of
     # its own: that request is the repro. Any other keeps its bundle, inside the head's.
-    apart = [not _repro_shows(head, row) for row in others]
+    apart = [not (whole and _repro_shows(head, row)) for row in others]
     symptoms = [_symptom(head, False)] + [
         _symptom(row, own) for row, own in zip(others, apart, strict=True)
     ]

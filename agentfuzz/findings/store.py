@@ -152,14 +152,16 @@ class FindingStore:
 
     def split(self, key: tuple[str, str]) -> Finding:
         """Sign the reduced finding of symptom ``key`` by what its repro needs; its bundle
-        moves to the folder of that signature."""
+        moves to the folder of that signature (written there before the old one goes: a run
+        stopped in between keeps one of them)."""
         finding = self.by_key.pop(key)
-        shutil.rmtree(finding.bundle, ignore_errors=True)
+        old = finding.bundle
         finding.violation = by_needs(finding.violation, finding.case)
         finding.symptom = key
         self.splits[key] = {finding.violation.key: frozenset(features(finding.case))}
         self.by_key[finding.violation.key] = finding
         finding.bundle = self.write(finding)
+        _remove(old, finding.bundle)
         return finding
 
     def next_alternate(self, key: tuple[str, str]) -> Finding | None:
@@ -187,18 +189,21 @@ class FindingStore:
         finding.violation = by_needs(finding.violation, finding.case)
         finding.symptom = key
         needs, split = frozenset(features(finding.case)), self.splits[key]
+        replaced: list[Finding] = []
         for other, other_needs in list(split.items()):
             if other_needs <= needs:
                 self.by_key[other].seen_on |= finding.seen_on
                 return None
             if needs < other_needs:
-                replaced = self.by_key.pop(other)
+                replaced.append(self.by_key.pop(other))
                 del split[other]
-                shutil.rmtree(replaced.bundle, ignore_errors=True)
-                finding.seen_on |= replaced.seen_on
+                finding.seen_on |= replaced[-1].seen_on
         split[finding.violation.key] = needs
         self.by_key[finding.violation.key] = finding
         finding.bundle = self.write(finding)
+        # Only once its successor is on disk: a run stopped in between keeps one of them.
+        for gone in replaced:
+            _remove(gone.bundle, finding.bundle)
         return finding
 
     def status(self, phase: str, examples: int, stage: str = "") -> Status:
@@ -226,3 +231,9 @@ class FindingStore:
             cleared_by=finding.cleared_by,
         )
         return write_bundle(self.out, repro)
+
+
+def _remove(bundle: Path, kept: Path) -> None:
+    """Remove ``bundle``, unless it is ``kept`` (or no folder at all)."""
+    if bundle != kept and bundle != Path():
+        shutil.rmtree(bundle, ignore_errors=True)

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "PINNED_MIN",
     "Coverage",
     "FailedShard",
     "FindingRow",
@@ -89,9 +90,18 @@ class Latency(BaseModel):
         return cls(requests=len(ranked), timeouts=timeouts, p50_s=rank(0.5), p95_s=rank(0.95))
 
 
+# Refusals pinned on a dimension before the table says the target does not support it.
+PINNED_MIN = 2
+
+
 class Coverage(BaseModel):
     """One dimension of the request surface: requests that used it and how the target answered
-    (2xx, a 4xx refusal, a 5xx, a transport failure, a slow answer)."""
+    (2xx, a 4xx refusal, a 5xx, a transport failure, a slow answer).
+
+    ``pinned``: the refusals only this dimension can explain, every other dimension the request
+    used having been answered 2xx elsewhere in the run (``runs.tally``). A request refused for
+    another field it carried says nothing of this one.
+    """
 
     requests: int = 0
     ok: int = 0
@@ -99,6 +109,7 @@ class Coverage(BaseModel):
     error: int = 0
     failed: int = 0
     slow: int = 0
+    pinned: int = 0
 
     def add(self, other: Coverage) -> None:
         for name in Coverage.model_fields:
@@ -106,8 +117,9 @@ class Coverage(BaseModel):
 
     @property
     def always_refused(self) -> bool:
-        """Every request that used it was refused: the target does not support it."""
-        return self.requests > 0 and self.refused == self.requests
+        """Every request that used it was refused, and at least ``PINNED_MIN`` of those
+        refusals were its alone (``pinned``): the target does not support it."""
+        return self.requests > 0 and self.refused == self.requests and self.pinned >= PINNED_MIN
 
 
 class FailedShard(BaseModel):
@@ -146,6 +158,11 @@ class Summary(BaseModel):
     shrink_steps: dict[str, int] = {}
     reduce_steps: int = 0
     max_failures_reached: bool = False
+    # Where the bundles an earlier run left in the same --out were moved (``.previous/<when>``).
+    set_aside: str | None = None
+    # What the run changed on its own as it went, one line each: a slow target's later
+    # requests bounded (``runs.pace``).
+    notes: list[str] = []
     # --workers: the reason the target could not be reached, the shards, those that failed.
     unreachable: str | None = None
     shards: int | None = None

@@ -7,6 +7,11 @@ bug of ours leaves its traceback in ``error.log`` beside the bundles, the findin
 one per root cause (``findings.fold``, which rewrites the bundles on disk), and the folded
 summary is written to ``summary.json``.
 
+Before it runs, a campaign sets aside what an earlier run left in its ``--out``
+(``findings.bundle.set_aside``): the bundles there are always the ones its ``summary.json``
+lists, and the summary says where the earlier ones went. A full disk ends the run with one
+line (``disk full …``), what was written before it kept.
+
 A campaign through cassettes follows its tapes: one that only plays them back takes its target
 and model from them (``replayed``), and record mode ``all`` forgets the old campaign's parts
 first (``forget_campaign``).
@@ -14,6 +19,7 @@ first (``forget_campaign``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import traceback
@@ -22,18 +28,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentfuzz.errors import NotInCassette, TargetUnreachable
+from agentfuzz.findings.bundle import set_aside
 from agentfuzz.findings.fold import fold
 from agentfuzz.findings.report import Report
 from agentfuzz.findings.store import FindingStore
 from agentfuzz.judge.judge import oracle_names
+from agentfuzz.model.files import disk_full, disk_full_line, write_atomically
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Violation
+from agentfuzz.model.secrets import remember
 from agentfuzz.model.summary import Summary
 from agentfuzz.runs import engine
 from agentfuzz.runs.config import FuzzConfig, found_by
 from agentfuzz.runs.engine import Engine, RunBroke
 from agentfuzz.runs.meter import Meter, Progress
-from agentfuzz.runs.passes import Diverged, OutOfTime, TargetGone
+from agentfuzz.runs.passes import DiskFull, Diverged, OutOfTime, TargetGone
 from agentfuzz.runs.reduce import captured_folder
 from agentfuzz.runs.workers import run_sharded
 from agentfuzz.tape.campaigns import (
@@ -89,12 +98,13 @@ def run(
     the same (the traceback is in ``error.log``).
     """
     _forget_old_tapes(config)
+    previous = _begun(config)
     try:
         report = run_unfolded(config, progress, stop)
     except RunBroke as broke:
-        broke.report = _settled(config, broke.report)
+        broke.report = _settled(config, broke.report, previous)
         raise
-    return _settled(config, report)
+    return _settled(config, report, previous)
 
 
 def run_campaign(
@@ -112,7 +122,18 @@ def run_campaign(
         except RunBroke as broke:
             return broke.report.summary()
     _forget_old_tapes(config)
-    return _written(config.out, fold(run_sharded(config, workers, progress)))
+    previous = _begun(config)
+    merged = run_sharded(config, workers, progress).model_copy(update={"set_aside": previous})
+    return _written(config.out, _folded(merged))
+
+
+def _begun(config: FuzzConfig) -> str | None:
+    """What a campaign does before it sends anything: remember its secrets, so that none a
+    server echoes is written (``model.secrets``), and set aside the bundles an earlier run left
+    in its ``--out``. Where those went, if anywhere."""
+    remember(config.api_key, config.headers)
+    folder = set_aside(config.out)
+    return None if folder is None else str(folder)
 
 
 def run_unfolded(
@@ -178,9 +199,14 @@ def _ended(fuzz: Engine) -> Exception | None:
         fuzz.store.offer(crash, case, obs)
     except OutOfTime:
         report.out_of_time = True
+    except DiskFull as full:
+        report.error = str(full)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM in this thread, or stop() (Interrupted)
         report.interrupted = True
     except Exception as exc:  # a bug of ours: returned, with the report of what was found
+        if disk_full(exc):  # not one: the machine's state, said in one line
+            report.error = disk_full_line(exc)
+            return None
         report.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
         report.traceback = traceback.format_exc()
         return exc
@@ -212,28 +238,46 @@ def _pairs_judged(config: FuzzConfig) -> FuzzConfig:
     return config.model_copy(update={"profile": profile})
 
 
-def _settled(config: FuzzConfig, report: Report) -> CampaignReport:
+def _settled(config: FuzzConfig, report: Report, previous: str | None) -> CampaignReport:
     """``report`` as the campaign leaves it on disk: a bug of ours' traceback in ``error.log``,
     the findings folded to one per root cause, ``summary.json`` written. Its ``findings`` are the
     root causes; its ``error`` stays the bug's one line, where the summary says where the
-    traceback is."""
-    summary = report.summary()
-    if report.error:
-        config.out.mkdir(parents=True, exist_ok=True)
+    traceback is. ``previous``: where an earlier run's bundles were set aside."""
+    summary = report.summary().model_copy(update={"set_aside": previous})
+    if report.error and report.traceback:
         log = config.out / "error.log"
-        log.write_text(report.traceback, encoding="utf-8")
-        summary = summary.model_copy(update={"error": f"{report.error} (traceback in {log})"})
-    done = _written(config.out, fold(summary))
+        with contextlib.suppress(OSError):  # a full disk: the one line says what broke
+            config.out.mkdir(parents=True, exist_ok=True)
+            write_atomically(log, report.traceback)
+            summary = summary.model_copy(update={"error": f"{report.error} (traceback in {log})"})
+    done = _written(config.out, _folded(summary))
     causes = {row.bundle for row in done.findings}
     fields = {field.name: getattr(report, field.name) for field in dataclasses.fields(report)}
     fields["findings"] = [f for f in report.findings if str(f.bundle) in causes]
     return CampaignReport(**fields, folded=done)
 
 
+def _folded(summary: Summary) -> Summary:
+    """``fold(summary)``; on a full disk, ``summary`` as it is, its bundles as they were, and
+    its ``error`` saying so."""
+    try:
+        return fold(summary)
+    except OSError as exc:
+        if not disk_full(exc):
+            raise
+        return summary.model_copy(update={"error": summary.error or disk_full_line(exc)})
+
+
 def _written(out: Path, summary: Summary) -> Summary:
-    """``summary``, once written to ``out/summary.json`` for machines, beside the bundles."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary.dump(), indent=2) + "\n")
+    """``summary``, once written to ``out/summary.json`` for machines, beside the bundles; on a
+    full disk, unwritten, its ``error`` saying so."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_atomically(out / "summary.json", json.dumps(summary.dump(), indent=2) + "\n")
+    except OSError as exc:
+        if not disk_full(exc):
+            raise
+        return summary.model_copy(update={"error": summary.error or disk_full_line(exc)})
     return summary
 
 

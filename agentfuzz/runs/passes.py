@@ -12,8 +12,11 @@ stopped this", in every phase (generation, shrinking, a later pass), so it keeps
 example, saves nothing to its database and re-raises it. Only when Hypothesis replays its minimal
 failing examples at the end of a pass does it collect whatever each one raises, a halt included,
 into one ``BaseExceptionGroup``; ``run_pass`` takes such a group apart and re-raises the halt alone.
+A bug of ours outranks every halt: ``fuzz_mode`` keeps the first one the property met and raises
+it however the pass ended, so a spent budget or the clock never turns it into "nothing found".
+A full disk halts the run (``DiskFull``): nothing found after it could be written.
 
-Each pass draws from the seed, the strategy and agentfuzz alone (``_seed_alone``): a campaign
+Each pass draws from the seed, the strategy and agentfuzz alone (``_pass_seed``): a campaign
 replayed from cassettes asks what the live run asked. ``fuzz_mode`` runs the passes of one
 api/stream mode.
 """
@@ -21,11 +24,7 @@ api/stream mode.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
-import importlib
-import pkgutil
-import random
 import sys
 import threading
 import warnings
@@ -37,19 +36,21 @@ from typing import Any
 from hypothesis import HealthCheck, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Flaky, HypothesisWarning
-from hypothesis.internal.conjecture import providers as _providers
+from hypothesis.errors import Flaky, HypothesisException, HypothesisWarning
 from hypothesis.internal.conjecture.engine import ConjectureRunner as _Runner
 from hypothesis.reporting import with_reporter
 from hypothesis.strategies import SearchStrategy
 
+from agentfuzz.model.files import disk_full, disk_full_line
 from agentfuzz.model.observation import Violation
+from agentfuzz.runs._pass_seed import seed_alone, thread_random
 
 # A history holding a long text makes Hypothesis warn that building its repr is costly; a
 # campaign never prints that repr, so the warning is noise on a user's terminal.
 warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
 
 __all__ = [
+    "DiskFull",
     "Diverged",
     "EnoughFailures",
     "Failure",
@@ -88,6 +89,11 @@ class TargetGone(Halt):
 
 class Diverged(Halt):
     """A replayed campaign asked for what its cassette lacks."""
+
+
+class DiskFull(Halt):
+    """The disk is full: what is found from now on could not be written. ``str()`` is the line
+    that says so."""
 
 
 class EnoughFailures(Halt):
@@ -134,7 +140,7 @@ def run_pass(
     pass, at any verbosity a profile sets) goes to a reporter that drops it. The summary
     says what was found.
     """
-    _thread_random()
+    thread_random()
     prop = settings(
         max_examples=max_examples,
         deadline=None,
@@ -149,7 +155,7 @@ def run_pass(
     # One example database key per target and mode, so saved failures replay where they failed.
     prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
     try:
-        with with_reporter(_dropped), _seed_alone():
+        with with_reporter(_dropped), seed_alone():
             prop()
     except BaseException as raised:
         leaves = [_interrupt_behind(e) or e for e in _leaves(raised)]
@@ -160,79 +166,6 @@ def run_pass(
         if foreign:
             # A bug of ours (or of a strategy), not a finding: it must not pass for one.
             raise foreign[0] from None
-
-
-def _thread_random() -> None:
-    """Give this thread Hypothesis's per-thread Random before Hypothesis makes it.
-
-    Made by Hypothesis on a thread's first example, it is registered for management: a full
-    ``gc.collect()`` then, and from then on every example of every thread saves, seeds and
-    restores the state of every registered Random. With 128 shard threads in one process
-    (``--workers 256`` on two cores) that was most of the process's CPU. Unregistered, it only
-    draws the seed of an unseeded run, as it would; agentfuzz draws nothing from it inside an
-    example. Should Hypothesis rename it, this does nothing and the cost comes back.
-    """
-    from hypothesis import core
-
-    with contextlib.suppress(AttributeError):
-        if core.threadlocal._hypothesis_global_random is None:
-            core.threadlocal._hypothesis_global_random = random.Random()
-
-
-# Hypothesis mixes into what it draws the constants of every "local" module loaded at the time
-# (an editable install's, the user's own). Which modules a process happened to import would then
-# change what a seed generates: a campaign's seed would not give the same requests in the CLI and
-# under pytest, after an unrelated change, or from a wheel (whose modules are not "local" at all).
-# While a pass runs, the constants are agentfuzz's own, every module of it, whatever is loaded:
-# the markup, field names and id shapes they hold are a fuzzing dictionary worth keeping. Counted,
-# since --workers runs passes in threads of one process.
-_LOCAL: dict[str, Any] = {"depth": 0, "saved": None}
-_LOCAL_LOCK = threading.Lock()
-
-
-@functools.cache
-def _own_constants() -> Any:
-    from hypothesis.internal.constants_ast import Constants, constants_from_module
-
-    import agentfuzz
-
-    found = Constants()
-    prefix = agentfuzz.__name__ + "."
-    for info in sorted(pkgutil.walk_packages(agentfuzz.__path__, prefix), key=lambda m: m.name):
-        if info.name.endswith(".__main__"):
-            continue  # importing it would run the command line
-        try:
-            module = importlib.import_module(info.name)
-        except ImportError:  # an optional part whose dependency is absent
-            continue
-        found = found | constants_from_module(module)
-    return found
-
-
-@contextlib.contextmanager
-def _seed_alone() -> Iterator[None]:
-    """Generation that depends on the seed, the strategy and agentfuzz alone (see ``_LOCAL``).
-    A Hypothesis without local constants (before 6.131, or one that moved them) needs nothing."""
-    if not hasattr(_providers, "_get_local_constants") or not hasattr(
-        _providers, "CONSTANTS_CACHE"
-    ):
-        yield
-        return
-    constants = _own_constants()
-    with _LOCAL_LOCK:
-        if _LOCAL["depth"] == 0:
-            _LOCAL["saved"] = _providers._get_local_constants
-            _providers._get_local_constants = lambda: constants
-            _providers.CONSTANTS_CACHE.cache.clear()
-        _LOCAL["depth"] += 1
-    try:
-        yield
-    finally:
-        with _LOCAL_LOCK:
-            _LOCAL["depth"] -= 1
-            if _LOCAL["depth"] == 0:
-                _providers._get_local_constants = _LOCAL["saved"]
-                _providers.CONSTANTS_CACHE.cache.clear()
 
 
 def _dropped(text: object) -> None:
@@ -264,7 +197,9 @@ def _leaves(raised: BaseException) -> Iterator[BaseException]:
 def _severity(halt: KeyboardInterrupt) -> int:
     """Which halt ends the run when several were collected: the target's state outranks a stop,
     a stop (Ctrl-C, SIGTERM) outranks the clock, the clock ``--max-failures``, and any of them
-    a mode's spent budget."""
+    a mode's spent budget. A full disk outranks them all: nothing more can be written."""
+    if isinstance(halt, DiskFull):
+        return 4
     if isinstance(halt, TargetGone):
         return 3
     if isinstance(halt, Diverged):
@@ -306,6 +241,7 @@ def fuzz_mode(
     of the minimal failing examples); a pass that spends those ends there, what it found
     already in the store.
     When a pass finds nothing new, it was the last; having found nothing, it never shrank.
+    A bug of ours the property met is raised however the pass ended (a halt included).
 
     ``on_example`` hears of each generated example before it is judged, ``on_shrink`` of each
     shrink call, ``on_failure`` of each fresh failure raised, ``on_pass`` of each pass (by
@@ -314,23 +250,28 @@ def fuzz_mode(
     shrunk: set[tuple[str, str]] = set()
     raised: set[tuple[str, str]] = set()
     left = {"examples": max_examples, "shrinks": SHRINK_PER_EXAMPLE * max_examples}
-    check = _property(judge, left, shrunk, raised, on_example, on_shrink, on_failure)
+    bugs: list[Exception] = []
+    check = _property(judge, left, shrunk, raised, on_example, on_shrink, on_failure, bugs)
     for number in range(MAX_PASSES):
         if left["examples"] <= 0:
             break
         before = len(raised)
         on_pass(number)
-        with contextlib.suppress(_Spent):
-            run_pass(
-                strategy,
-                check,
-                max_examples=left["examples"],
-                seed=None if seed is None else seed + number,
-                database=database,
-                # A key per pass: a later pass no longer fails on what an earlier one shrank,
-                # and Hypothesis deletes a saved example that replays without failing.
-                db_key=db_key if number == 0 else f"{db_key}|pass {number}",
-            )
+        try:
+            with contextlib.suppress(_Spent):
+                run_pass(
+                    strategy,
+                    check,
+                    max_examples=left["examples"],
+                    seed=None if seed is None else seed + number,
+                    database=database,
+                    # A key per pass: a later pass no longer fails on what an earlier one
+                    # shrank, and Hypothesis deletes a saved example that replays without failing.
+                    db_key=db_key if number == 0 else f"{db_key}|pass {number}",
+                )
+        finally:
+            # Hypothesis may have dropped it (a halt mid-shrink, a flaky replay): never.
+            _raise_first(bugs)
         shrunk |= raised
         if len(raised) == before:
             break
@@ -344,10 +285,12 @@ def _property(
     on_example: Callable[[], None],
     on_shrink: Callable[[], None],
     on_failure: Callable[[], None],
+    bugs: list[Exception],
 ) -> Callable[[Any], None]:
     """The property a mode's passes run: each call spends one of the mode's examples (or shrink
     steps) ``left``, judges the example and raises its first failure whose key is not in
-    ``shrunk``, that key added to ``raised``. A spent budget raises ``_Spent``."""
+    ``shrunk``, that key added to ``raised``. A spent budget raises ``_Spent``, a full disk
+    ``DiskFull``; the first bug of ours the judging raises is kept in ``bugs``."""
 
     def check(example: Any) -> None:
         spend = "examples" if _generating() else "shrinks"
@@ -359,13 +302,40 @@ def _property(
             raise _Spent(spend)
         left[spend] -= 1
         on_example() if spend == "examples" else on_shrink()
-        fresh = [v for v in judge(example) if v.key not in shrunk]
+        fresh = [v for v in _judged(judge, example, bugs) if v.key not in shrunk]
         if fresh:
             raised.add(fresh[0].key)
             on_failure()
             raise failure(fresh[0])
 
     return check
+
+
+def _judged(
+    judge: Callable[[Any], list[Violation]], example: Any, bugs: list[Exception]
+) -> list[Violation]:
+    """``judge(example)``; a full disk raised as ``DiskFull``, the first bug of ours kept in
+    ``bugs`` (Hypothesis's own signals, and an error a stop caused, are none)."""
+    try:
+        return judge(example)
+    except OSError as exc:
+        if disk_full(exc):
+            raise DiskFull(disk_full_line(exc)) from exc
+        _keep(bugs, exc)
+        raise
+    except Exception as exc:
+        _keep(bugs, exc)
+        raise
+
+
+def _raise_first(bugs: list[Exception]) -> None:
+    if bugs:
+        raise bugs[0]
+
+
+def _keep(bugs: list[Exception], exc: Exception) -> None:
+    if not bugs and not isinstance(exc, HypothesisException) and not _interrupt_behind(exc):
+        bugs.append(exc)
 
 
 def _generating() -> bool:

@@ -23,6 +23,7 @@ from agentfuzz.errors import NothingToReduce
 from agentfuzz.findings.bundle import Repro, observed_summary, write_bundle
 from agentfuzz.judge.judge import Judge, Verdict, any_of
 from agentfuzz.judge.trials import MEASURE_TRIES, tries_for
+from agentfuzz.model.files import write_atomically
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.reduce.reduction import reduce_case
@@ -320,5 +321,5 @@ def write_reduction(
         "target_calls": reduction.calls,
         "steps": reduction.steps,
     }
-    (folder / "reduction.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_atomically(folder / "reduction.json", json.dumps(doc, indent=2) + "\n")
     return folder

@@ -32,6 +32,7 @@ from typing import Any
 
 from agentfuzz.findings.bundle import claimed_dir
 from agentfuzz.findings.status import Status
+from agentfuzz.model.files import write_atomically
 from agentfuzz.model.summary import Coverage, FailedShard, FindingRow, Latency, Summary, TurnRow
 from agentfuzz.oracles import suspect
 from agentfuzz.runs.config import FuzzConfig, ShardSpec
@@ -97,7 +98,7 @@ def run_sharded(config: FuzzConfig, workers: int, progress: Progress = lambda _:
     spec = spec_of(config, workers)
     extra = shlex.split(os.environ.get("AGENTFUZZ_XDIST_ARGS", ""))
     spec_path = shards / "spec.json"
-    spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
+    write_atomically(spec_path, spec.model_dump_json())
     env = dict(os.environ, **{SHARD_SPEC: str(spec_path)})
     if config.api_key:
         env["OPENAI_API_KEY"] = config.api_key
@@ -322,6 +323,7 @@ def merge(summaries: list[Summary], out: Path) -> Summary:
         out_of_time=any(s.out_of_time for s in summaries),
         max_failures_reached=any(s.max_failures_reached for s in summaries),
         not_served=next((s.not_served for s in summaries if s.not_served), None),
+        notes=list(dict.fromkeys(note for s in summaries for note in s.notes)),
         error=next((s.error for s in summaries if s.error), None),
         unreachable=next((s.unreachable for s in summaries if s.unreachable), None),
         shards=len(summaries),

@@ -1,9 +1,10 @@
 """Cassettes in vcrpy's format: written readable (SSE bodies as literal blocks), never with a key
-or a cookie, loaded strictly (anything wrong is one ``CassetteError`` line), saved at once. An
-``Exchange`` becomes a vcrpy interaction here, from the recording it carries. vcrpy owns the
-format (``version``, ``interactions``, ``metadata``), the header filters and the matching; some
-of its private attributes are set here for speed, which ``tests/replay/test_fast_paths.py``
-checks against the pinned vcrpy.
+or a cookie (nor a secret the server echoed: ``model.secrets``), loaded strictly (anything
+wrong is one ``CassetteError`` line), saved at once. An ``Exchange`` becomes a vcrpy
+interaction here, from the recording it carries. vcrpy owns the format (``version``,
+``interactions``, ``metadata``), the header filters and the matching; some of its private
+attributes are set here for speed, which ``tests/replay/test_fast_paths.py`` checks against
+the pinned vcrpy.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from vcr.serialize import serialize as vcr_serialize
 from agentfuzz.errors import CassetteError
 from agentfuzz.model.files import write_atomically
 from agentfuzz.model.observation import Exchange
+from agentfuzz.model.secrets import masked
 from agentfuzz.transport import _matchers
 from agentfuzz.transport._tee import SECRET_HEADERS
 from agentfuzz.transport._yaml import SafeLoader
@@ -63,6 +65,9 @@ class _ReadableYaml:
 
     @classmethod
     def serialize(cls, data: dict[str, Any]) -> str:
+        # Masked before it is laid out: the emitter may fold a secret a server echoed across
+        # two lines, where the mask of the written text would miss it.
+        data = masked(data)
         return yaml.dump(data, Dumper=cls._Dumper, allow_unicode=True, sort_keys=False, width=100)
 
     @staticmethod

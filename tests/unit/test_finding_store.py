@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentfuzz.findings.store import FindingStore
 from agentfuzz.judge.session import Turn
 from agentfuzz.model.history import Case, History, Provenance, UserMessage
@@ -134,3 +136,23 @@ def test_an_alternate_reduced_to_less_than_a_finding_needs_takes_its_place(
     assert settled is not None
     assert [k[1] for k in store.by_key] == ["error:http_status:500:needs:stop"]
     assert len(list(tmp_path.glob("*/repro.json"))) == 1
+
+
+def test_a_split_stopped_while_it_writes_keeps_the_bundle_it_had(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C lands while a reduced symptom's bundle moves to its new name: the old one stays
+    until the new one is written, so one of them is always on disk."""
+    store = FindingStore(tmp_path)
+    case = _fields(stop=["x"])
+    store.offer(FIVE, case, _obs(case))
+    (before,) = store.by_key.values()
+    assert (before.bundle / "repro.json").is_file()
+
+    def stopped(self: FindingStore, finding: object) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(FindingStore, "write", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        store.split(FIVE.key)
+    assert [p.parent for p in tmp_path.glob("*/repro.json")] == [before.bundle]

@@ -108,3 +108,20 @@ def test_failures_the_servers_own_id_shape_clears_are_one_cause(tmp_path: Path) 
         "its own repro: `symptoms/index_gap-index_gap_gap/repro.sh`"
         in (Path(head.bundle) / "REPORT.md").read_text()
     )
+
+
+def test_a_run_cut_short_keeps_every_symptoms_own_bundle(tmp_path: Path) -> None:
+    """Interrupted mid-shrink, the head's request was never confirmed to show the others, and a
+    symptom's own repro may be smaller than the head's: it moves inside, never away."""
+    tmp_path = tmp_path / "out"
+    tmp_path.mkdir()
+    rows = [
+        _row(tmp_path, "empty_turn", "empty_turn", "h1", "tool_choice:required"),
+        _row(tmp_path, "tool_choice", "tool_choice:required", "h1", "empty_turn"),
+    ]
+    folded = fold(Summary(findings=rows, interrupted=True)).findings
+    assert len(folded) == 1
+    (head,) = folded
+    symptom = head.symptoms[1]
+    assert symptom.repro == "symptoms/tool_choice-tool_choice_required"
+    assert (Path(head.bundle) / symptom.repro / "repro.json").is_file()

@@ -1,7 +1,7 @@
 """A campaign's ``--seed`` draws the same requests whatever else its process has imported.
 
 Hypothesis mixes into its draws the constants of every "local" module loaded at the time; a
-pass sees agentfuzz's own constants only (``passes._seed_alone``), so a module imported in
+pass sees agentfuzz's own constants only (``_pass_seed.seed_alone``), so a module imported in
 between, with constants of its own, changes nothing."""
 
 from __future__ import annotations
