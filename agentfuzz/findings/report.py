@@ -69,6 +69,8 @@ class Report:
     coverage: dict[str, Coverage] = field(default_factory=dict)
     # What ran, for summary.json: found_by and the target (``Summary.run``).
     run: dict[str, Any] = field(default_factory=dict)
+    # What the run changed on its own as it went, one line each (``Summary.notes``).
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> Summary:
         """The run as data: what ``summary.json`` holds for machines reading a run."""
@@ -112,4 +114,5 @@ class Report:
             latency={m: Latency.of(s, self.timeouts.get(m, 0)) for m, s in self.latency.items()},
             samples=self.latency,
             coverage=self.coverage,
+            notes=self.notes,
         )

@@ -5,7 +5,8 @@ A verdict is taken over a *group*: the case's own answer and the answers to the 
 to it. A case's ``relation`` (``request.relations``) derives one partner request, and under
 ``--differential`` every case also gets its stream-flipped twin; the judge sends each right
 after the case and attaches its answer (``Observation.related``), for ``relation`` and
-``stream_divergence``. A partner is sent only when the oracle that reads it is chosen. When a
+``stream_divergence``; a session's refused turn gets its ``history_cut`` control
+(``control.py``). A partner is sent only when the oracle that reads it is chosen. When a
 greedy relation finds the two answers apart, the judge sends the group again and keeps the
 finding only if each side repeated itself: a busy server's batch may flip a near-tie token,
 and that is no fault. The judge does no I/O of its own: it sends through the ``send`` it is
@@ -19,6 +20,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from agentfuzz import oracles
+from agentfuzz.judge.control import HISTORY_CUT, ORACLES, history_cut
 from agentfuzz.judge.trials import MEASURE_TRIES, fails_within, measure, rate
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, Related, Violation
@@ -112,7 +114,16 @@ class Judge:
             if other is not None:
                 # After the case's own answer: a server that dies on a partner has answered it.
                 related.append(Related(name, self.send(other)))
+        control = history_cut(case, obs) if self._controlled() else None
+        if control is not None:
+            # Before a session oracle blames the history, the request without it (``control``).
+            related.append(Related(HISTORY_CUT, self.send(control)))
         return replace(obs, related=tuple(related)) if related else obs
+
+    def _controlled(self) -> bool:
+        """Whether an oracle that reads the ``history_cut`` control is chosen."""
+        chosen = [n for n in ORACLES if self.only is None or n in self.only]
+        return any(n not in self.skip for n in chosen)
 
     def relations(self, case: Case) -> list[str]:
         """The relations whose partners go with ``case``: its own, and under ``differential``

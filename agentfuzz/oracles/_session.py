@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agentfuzz.model.history import AssistantMessage, Case, ToolResult
+from agentfuzz.model.history import AssistantMessage, Case, ToolResult, UserMessage
 from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.oracles._common import one_line
 from agentfuzz.oracles._registry import clip, register
@@ -50,6 +50,26 @@ def _too_long(obs: Observation) -> bool:
     return status is not None and 400 <= status < 500 and bool(_TOO_LONG.search(obs.exchange.body))
 
 
+# The judge's control request (``judge/control.py``): the same request, its history cut back
+# to its first user message, sent when a session's turn is refused.
+_HISTORY_CUT = "history_cut"
+
+
+def _not_the_history(case: Case, obs: Observation) -> bool:
+    """Whether the refusal cannot be blamed on the history: it holds no user message (a
+    server may rightly refuse a conversation that opens with its own words), or the control
+    request without that history was not accepted either (the tools or the knobs the turn
+    carries are what the server refuses). Without a control (a proxied session, which
+    agentfuzz only watches) the history is blamed as before."""
+    if not any(isinstance(it, UserMessage) for it in case.history.items):
+        return True
+    control = obs.partner(_HISTORY_CUT)
+    if control is None:
+        return False
+    status = control.exchange.status
+    return status is None or not 200 <= status < 300 or bool(control.errors) or control.refused
+
+
 def _asks_more(case: Case) -> bool:
     """Whether the request carries request-surface fields or message forms: a server may
     refuse those on their own (``n``, ``logprobs``, an image part…), so a refusal of such a
@@ -72,13 +92,15 @@ def self_rejection(case: Case, obs: Observation) -> Iterator[Violation]:
     Not when the refusal says the prompt outgrew the context (``_TOO_LONG``): a session grows
     with every turn and a server may refuse it then. Told apart by the error's wording alone,
     so a server that words it otherwise would still be reported; none of the live targets does.
-    Nor on a turn that asks for more than the history (``_asks_more``).
+    Nor on a turn that asks for more than the history (``_asks_more``), nor when the same
+    request with its history cut back to its first user message is refused too
+    (``_not_the_history``): then the tools or knobs it carries are what the server refuses.
     """
     origin = case.session
     status = _status(obs)
     if origin is None or not origin.untouched or status is None or status < 400:
         return
-    if _too_long(obs) or _asks_more(case):
+    if _too_long(obs) or _asks_more(case) or _not_the_history(case, obs):
         return
     own = [c.id for c in case.history.calls]
     if not any(isinstance(it, AssistantMessage) for it in case.history.items):
@@ -131,6 +153,8 @@ def id_roundtrip(case: Case, obs: Observation) -> Iterator[Violation]:
     family = _families(echoed)
     if status is not None and status >= 400:
         if (case.session is not None and case.session.untouched) or _too_long(obs):
+            return
+        if _not_the_history(case, obs):
             return
         what = f"rejected with HTTP {status}"
         signature = f"id_roundtrip:status:{status}:{family}"

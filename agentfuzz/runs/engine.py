@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
@@ -37,6 +38,7 @@ from agentfuzz.reduce.explain import explain, note_minted
 from agentfuzz.reduce.reduction import reduce_case
 from agentfuzz.runs.config import FuzzConfig
 from agentfuzz.runs.meter import Meter, Progress
+from agentfuzz.runs.pace import Pace
 from agentfuzz.runs.passes import (
     SHRINK_PER_EXAMPLE,
     Diverged,
@@ -46,6 +48,7 @@ from agentfuzz.runs.passes import (
     fuzz_mode,
 )
 from agentfuzz.runs.tally import Tally
+from agentfuzz.runs.witness import Witness
 from agentfuzz.strategies import cases, plans, seeded
 from agentfuzz.tape.codec import Recorded, record_example
 from agentfuzz.target import Target
@@ -74,6 +77,8 @@ class Engine:
         self.config, self.target, self.store, self.meter = config, target, store, meter
         self.report = Report()
         self.tally = Tally()
+        self.witness = Witness()  # whether the target answers like an API (``witness``)
+        self.pace = Pace(target.knob_defaults, config.timeout, self.report.notes)
         # The last Responses answer's id a session got: a later session may chain onto it.
         self._elsewhere: str | None = None
         # Per mode: (tool, call id) of calls the server minted, a few per tool (``explain``).
@@ -94,14 +99,13 @@ class Engine:
         # In the order given: shards start on different modes and kinds.
         try:
             for number, (mode, kind) in enumerate(parts):
-                with self._tape(f"{kind}-{slug(mode)}"), self._share(len(parts) - number):
-                    if kind == "synthetic":
-                        self._synthetic(mode)
-                    else:
-                        self._sessions(mode)
+                share, tape = self._share(len(parts) - number), self._tape(f"{kind}-{slug(mode)}")
+                with tape, share, self.witness.part():
+                    (self._synthetic if kind == "synthetic" else self._sessions)(mode)
         except EnoughFailures:
             # --max-failures: no more fuzzing; what was found is shrunk and confirmed below.
             self.report.max_failures_reached = True
+        self.report.not_served = self.witness.line(self.target.base_url)  # no API answered
         if not self.store.by_key:
             return
         with self._tape("shrink"):
@@ -181,7 +185,8 @@ class Engine:
 
     def _synthetic(self, mode: Mode) -> None:
         api, stream = mode
-        profile, strategy = self.config.profile, cases(self.config.profile, api, stream)
+        profile = self.config.profile
+        strategy = cases(profile, api, stream, self.config.modes)
         if self.config.seeds:
             # Captured sessions first (the shrinker leans toward the first branch), mutated.
             strategy = st.one_of(seeded(self.config.seeds, profile, api, stream), strategy)
@@ -230,7 +235,8 @@ class Engine:
             tally[number] = (reached + first, failed + newly_failed)
             together = frozenset(v.key for v in server_side)
             for v in server_side:
-                self.store.offer(v, turn.case, turn.observation, tuple(turns), together)
+                offer = partial(self.store.offer, v, turn.case, turn.observation, tuple(turns))
+                self.witness.offer(turn.observation, partial(offer, together))
             found.extend(server_side)
             recorded.append(Recorded(turn.observation, turn.case, turn.violations))
 
@@ -255,7 +261,7 @@ class Engine:
         case, obs = verdict.case, verdict.observation
         together = frozenset(v.key for v in verdict.faults)
         for v in verdict.faults:
-            self.store.offer(v, case, obs, together=together)
+            self.witness.offer(obs, partial(self.store.offer, v, case, obs, together=together))
         self._record("synthetic", [Recorded(obs, case, verdict.violations)])
 
     def _observe(self, case: Case) -> Observation:
@@ -269,6 +275,8 @@ class Engine:
             raise Diverged(str(exc)) from None
         assert self.target.last_answered is not None
         self.tally.count(*self.target.last_answered)  # the case as sent, defaults and all
+        self.pace.hear(*self.target.last_answered)
+        self.witness.hear(obs)
         failure = obs.exchange.failure
         if failure and not obs.exchange.slow and not self.target.alive():
             # It dropped this request's connection and takes no other: this request is the

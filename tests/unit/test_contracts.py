@@ -28,6 +28,8 @@ ONE_RUN = [
     "shrink_steps",
     "reduce_steps",
     "max_failures_reached",
+    "set_aside",
+    "notes",
 ]
 
 

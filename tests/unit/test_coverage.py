@@ -11,7 +11,7 @@ import httpx
 from rich.console import Console
 
 from agentfuzz import Summary, Target
-from agentfuzz.cli._render import summary
+from agentfuzz.cli._coverage import coverage_line, coverage_table
 from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.model.summary import Coverage
 from agentfuzz.runs.tally import Tally
@@ -55,7 +55,8 @@ def test_the_tally_counts_each_dimension_by_how_it_was_answered() -> None:
     cases = (_case(), _case(n=2), _case(n=2, user="u"), _case(stop="}"), _case(user=""))
     rows = _tally(*cases).coverage
     assert rows["plain"] == Coverage(requests=1, ok=1)
-    assert rows["n"] == Coverage(requests=2, refused=2) and rows["n"].always_refused
+    # Refused alone, and beside ``user`` (which was answered elsewhere): both pinned on n.
+    assert rows["n"] == Coverage(requests=2, refused=2, pinned=2) and rows["n"].always_refused
     assert rows["user"] == Coverage(requests=2, ok=1, refused=1)
     assert rows["stop"] == Coverage(requests=1, error=1) and not rows["stop"].always_refused
     assert not any(name.startswith("relation:") for name in rows)
@@ -74,17 +75,43 @@ def test_shards_merge_by_adding_rows_and_summary_json_holds_them(tmp_path: Path)
     merged = merge([one, two], tmp_path)
     assert merged.coverage["stop"] == Coverage(requests=5, ok=3, refused=1, slow=1)
     assert merged.dump()["coverage"]["n"] == {
-        "requests": 1, "ok": 0, "refused": 0, "error": 0, "failed": 0, "slow": 0,
+        "requests": 1, "ok": 0, "refused": 0, "error": 0, "failed": 0, "slow": 0, "pinned": 0,
     }  # fmt: skip
 
 
 def test_the_printed_table_says_which_dimension_was_always_refused() -> None:
+    rows = {
+        "plain": Coverage(requests=9, ok=9),
+        "n": Coverage(requests=4, refused=4, pinned=2),
+        "metadata": Coverage(requests=3, refused=3),  # never pinned: not called unsupported
+    }
     console = Console(record=True, width=120)
-    rows = {"plain": Coverage(requests=9, ok=9), "n": Coverage(requests=4, refused=4)}
-    summary(console, Summary(coverage=rows))
+    coverage_table(console, rows)
     text = console.export_text()
     assert "request surface coverage" in text
     (n_row,) = [line for line in text.splitlines() if "│ n " in line]
     assert "always refused" in n_row
-    (plain,) = [line for line in text.splitlines() if "│ plain" in line]
-    assert "always refused" not in plain
+    for name in ("plain", "metadata"):
+        (row,) = [line for line in text.splitlines() if f"│ {name} " in line]
+        assert "always refused" not in row
+    assert "1 always refused: n (" in coverage_line(rows)
+
+
+def test_a_field_refused_only_beside_another_refused_field_is_not_called_unsupported() -> None:
+    """Seen against ``--serve fixed``: ``metadata`` was "always refused" from requests that
+    also carried a field the server refuses; alone, it is answered."""
+    refused_beside_n = [_case(n=2, metadata={"k": "v"}) for _ in range(3)]
+    rows = _tally(*refused_beside_n).coverage
+    assert rows["metadata"] == Coverage(requests=3, refused=3)
+    assert not rows["metadata"].always_refused
+    assert not rows["n"].always_refused  # nor n: either may be the one refused
+    # Once metadata is seen answered, those refusals are pinned on n.
+    rows = _tally(*refused_beside_n, _case(metadata={"k": "v"})).coverage
+    assert rows["n"].pinned == 3 and rows["n"].always_refused
+    assert not rows["metadata"].always_refused
+
+
+def test_one_pinned_refusal_is_not_enough_to_call_a_field_unsupported() -> None:
+    rows = _tally(_case(n=2)).coverage
+    assert rows["n"] == Coverage(requests=1, refused=1, pinned=1)
+    assert not rows["n"].always_refused

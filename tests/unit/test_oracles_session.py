@@ -18,7 +18,7 @@ from agentfuzz.model.history import (
     ToolResult,
     UserMessage,
 )
-from agentfuzz.model.observation import Exchange, Observation, ObservedCall, Violation
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall, Related, Violation
 from agentfuzz.oracles import check, names
 
 ECHOED = "chatcmpl-tool-0f3a9c2b7d1e4f5a8b6c9d0e1f2a3b4c"
@@ -283,3 +283,31 @@ def test_a_refused_turn_that_asks_for_more_than_its_history_is_no_session_fault(
     # The same turns without it are judged as before.
     assert found("self_rejection", ECHO, status(400, refused=True))
     assert found("id_roundtrip", session_case(ASK, ANSWER, RESULT, untouched=False), status(500))
+
+
+# --- the history_cut control (issue 41 item 0) ------------------------------------------------
+
+
+def _controlled(obs: Observation, control: Observation) -> Observation:
+    """``obs`` with the answer to its control: the request cut back to its first user message."""
+    return dataclasses.replace(obs, related=(Related("history_cut", control),))
+
+
+@pytest.mark.parametrize("refusal", [status(400, refused=True), status(500)], ids=["400", "500"])
+def test_a_refusal_the_first_user_message_alone_also_gets_is_not_the_historys(
+    refusal: Observation,
+) -> None:
+    # Seen live: a tool schema the server cannot handle was refused with or without history.
+    touched = session_case(ASK, ANSWER, RESULT, untouched=False)
+    also_refused = _controlled(refusal, status(400, refused=True))
+    assert found("self_rejection", ECHO, also_refused) == []
+    assert found("id_roundtrip", touched, also_refused) == []
+    # Accepted without the history: the history is what the server refuses.
+    accepted = _controlled(refusal, SPOKE)
+    assert [v.oracle for v in found("self_rejection", ECHO, accepted)] == ["self_rejection"]
+    assert [v.oracle for v in found("id_roundtrip", touched, accepted)] == ["id_roundtrip"]
+
+
+def test_a_history_without_a_user_message_may_be_refused_rightly() -> None:
+    opening = session_case(ANSWER, RESULT)
+    assert found("self_rejection", opening, status(400, refused=True)) == []
