@@ -2,7 +2,8 @@
 
 A form changes how a built body spells its messages, never what they say: text as an array
 of parts, an assistant turn with calls and an empty or absent ``content``, a ``name`` on user
-messages, a Responses ``input`` that is one user message sent as a bare string. Three forms
+messages, an assistant turn without calls that says ``tool_calls: []`` or ``tool_calls: null``,
+a Responses ``input`` that is one user message sent as a bare string. Three forms
 add a part no server reads as text (an image, a part of an unknown type, a part with no type)
 to the last user message: a server that cannot take it refuses with a JSON 4xx, one that
 ignores it answers the text. ``surface.FORMS`` lists them per api.
@@ -53,6 +54,13 @@ def _chat(messages: list[dict[str, Any]], forms: tuple[str, ...]) -> None:
                 msg.pop("content", None)
         if "names" in forms and role == "user":
             msg["name"] = "agentfuzz_user"
+        if role == "assistant" and not msg.get("tool_calls"):
+            # What clients send after a turn with no calls; a template that loops over
+            # ``tool_calls`` without a guard breaks on null.
+            if "calls_empty" in forms:
+                msg["tool_calls"] = []
+            elif "calls_null" in forms:
+                msg["tool_calls"] = None
 
 
 def _responses(items: list[dict[str, Any]], forms: tuple[str, ...]) -> None:

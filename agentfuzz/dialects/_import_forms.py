@@ -1,6 +1,7 @@
 """The message forms a captured body was written in (``surface.FORMS``), read back so the case
 renders as it came: text as parts, an absent or empty assistant ``content``, names on user
-messages, a bare ``input`` string, and the non-text parts of the last user message."""
+messages, an empty or null ``tool_calls``, a bare ``input`` string, and the non-text parts of
+the last user message."""
 
 from __future__ import annotations
 
@@ -49,6 +50,11 @@ def read_forms(body: dict[str, Any], api: Api) -> tuple[dict[str, Any], tuple[st
             calling.append(entry.get("content", _ABSENT))
         if api == "chat" and entry.get("role") == "user" and "name" in entry:
             found.add("names")
+        if api == "chat" and entry.get("role") == "assistant" and "tool_calls" in entry:
+            if entry["tool_calls"] == []:
+                found.add("calls_empty")
+            elif entry["tool_calls"] is None:
+                found.add("calls_null")
     # Without a form a call's missing text is null; with one, "" (then no null is left) or absent.
     if _ABSENT in calling:
         found.add("content_absent")

@@ -52,6 +52,9 @@ class Behaviour:
     cut_quoted_names: bool = False
     # Content given as a list of parts crashes the handler: a plain-text 500 (planted).
     crash_on_parts: bool = False
+    # A history the handler chokes on, a plain-text 500 (planted, ``faults.chokes``):
+    # ``null_calls`` (a chat assistant message saying ``tool_calls: null``).
+    history_fault: str | None = None
     # ``allowed_tools`` is read as its mode alone: every declared tool stays on offer (planted).
     ignore_allowed: bool = False
     # A body carrying this top-level field crashes the handler: a plain-text 500 (planted).
@@ -89,6 +92,9 @@ class Behaviour:
     # text read as control tokens), ``omitted_choice_none`` (tools without a tool_choice taken
     # as "none"), ``required_one_call`` (tool_choice "required" keeps the first call alone).
     relation_fault: str | None = None
+    # Tools whose parameters declare a property of this JSON type are refused with a JSON 400:
+    # a legitimate refusal, which session mode must not blame on the history (planted, clean).
+    refuse_param_type: str | None = None
 
 
 _BEHAVIOURS = (
@@ -175,6 +181,12 @@ _BEHAVIOURS = (
         name="quote-names-cut",
         summary="Planted: a tool call's name is cut at its first quote character.",
         cut_quoted_names=True,
+    ),
+    Behaviour(
+        name="null-calls-500",
+        summary="Planted: the chat template loops over tool_calls unguarded: an assistant "
+        "message with tool_calls null crashes the handler, a 500.",
+        history_fault="null_calls",
     ),
     Behaviour(
         name="parts-500",
@@ -348,6 +360,11 @@ _BEHAVIOURS = (
         name="required-one-call",
         summary='Planted: tool_choice "required" keeps only the first of the calls.',
         relation_fault="required_one_call",
+    ),
+    Behaviour(
+        name="arrays-refused",
+        summary="fixed, but tools with an array parameter are refused: a JSON 400, no fault.",
+        refuse_param_type="array",
     ),
     Behaviour(
         name="item-ids-shared",

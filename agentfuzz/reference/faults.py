@@ -2,7 +2,8 @@
 ``framing`` oracle), how an answer contradicts itself or its request (``consistency``), and odd
 shapes a middleman in front of this server must carry or refuse without breaking (a call with no
 name, a hosted tool's call among the function calls); and two applied to a request as it comes
-in, misreading it (for the ``relation`` oracle).
+in, misreading it (for the ``relation`` oracle); and one a request's history crashes
+(``chokes``).
 
 Each takes the answer the careful server would send and breaks one thing in it, so a profile
 carrying one fault differs from ``fixed`` in that alone.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["misanswer", "misanswer_events", "mishear", "reframe"]
+__all__ = ["chokes", "misanswer", "misanswer_events", "mishear", "reframe"]
 
 
 def reframe(events: list[tuple[str, str]], fault: str | None) -> list[tuple[str | None, str]]:
@@ -165,3 +166,19 @@ def mishear(body: Any, fault: str | None) -> Any:
         if isinstance(entry, dict) and isinstance(entry.get("content"), list):
             entry["content"] = json.dumps(entry["content"])
     return body
+
+
+def chokes(body: Any, fault: str | None) -> bool:
+    """Whether a request crashes a handler with the planted ``fault``: ``null_calls``, a chat
+    template that loops over every assistant message's ``tool_calls`` without a guard, so
+    ``tool_calls: null`` (what clients send after a turn with no calls) breaks it."""
+    if fault != "null_calls" or not isinstance(body, dict):
+        return False
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict)
+        and m.get("role") == "assistant"
+        and "tool_calls" in m
+        and m["tool_calls"] is None
+        for m in messages
+    )

@@ -23,12 +23,12 @@ from starlette.routing import Route
 
 from .behaviours import Behaviour, get_behaviour
 from .chat_out import chat_body, chat_error_events, chat_events
-from .faults import misanswer, misanswer_events, mishear, reframe
+from .faults import chokes, misanswer, misanswer_events, mishear, reframe
 from .intake import Intake, parse_chat, parse_responses
 from .load import Load, Timing
 from .parsers import ParseFailure
 from .pipeline import answer
-from .refusal import BadRequest
+from .refusal import BadRequest, refused_schema
 from .responses_out import response_body, response_error_events, response_events
 
 __all__ = ["create_app", "run", "serve_in_thread"]
@@ -95,6 +95,8 @@ class _Server:
         crash = self.profile.crash_on_field
         if self.profile.crash_on_parts and _has_parts(body):
             return PlainTextResponse("Internal Server Error", status_code=500)
+        if chokes(body, self.profile.history_fault):
+            return PlainTextResponse("Internal Server Error", status_code=500)
         if crash is not None and isinstance(body, dict) and crash in body:
             return PlainTextResponse("Internal Server Error", status_code=500)
         if self.profile.crash_on_stored and _names_given(body, self.given):
@@ -102,6 +104,9 @@ class _Server:
         long = self.profile.crash_on_long_session
         if long is not None and _own_calls(body) >= long:
             return PlainTextResponse("Internal Server Error", status_code=500)
+        refused = refused_schema(body, self.profile.refuse_param_type)
+        if refused is not None:
+            return _refusal(refused)
         if api == "responses" and self.profile.store is not None and isinstance(body, dict):
             named = body.get("previous_response_id")
             if named is not None and (not isinstance(named, str) or named not in self.stored):

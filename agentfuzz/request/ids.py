@@ -29,6 +29,7 @@ __all__ = [
     "FAMILIES",
     "REPEATING",
     "SEEDS",
+    "SHAPES",
     "TIES",
     "entropy",
     "format_id",
@@ -62,6 +63,34 @@ FAMILIES: tuple[str, ...] = (
     "agents_sdk",
 )
 """Shapes real servers and clients produce, plainest first (``sampled_from`` shrinks to it)."""
+
+SHAPES: tuple[tuple[str, ...], ...] = (
+    # An opaque random id behind a prefix: what most servers mint.
+    (
+        "openai_chat",
+        "openai_responses",
+        "vllm_chat",
+        "vllm_responses",
+        "vllm_responses_stream",
+        "sglang",
+        "llamacpp",
+        "ollama",
+        "mistral",
+        "anthropic",
+        "bedrock",
+        "deepseek",
+        "gemini_thought",
+    ),
+    # The tool's name and a call index joined by ``:`` (Kimi's native shape and its look-alike).
+    ("kimi_native", "kimi_bare"),
+    # A call index joined otherwise: by ``_``, by nothing, or a number alone.
+    ("kimi_sanitized", "kimi_squashed", "kimi_callnum", "sglang_old"),
+    # The same id on every call.
+    ("llamacpp_old", "gemini_none", "lmstudio", "agents_sdk"),
+)
+"""``FAMILIES`` by the structure a template or parser keys on. A history draws a shape first,
+then a family in it, so the few shapes that carry an index are not outnumbered by the many
+random ones (each shape is drawn as often as any other)."""
 
 ADVERSARIAL: tuple[str, ...] = (
     "empty",

@@ -27,7 +27,7 @@ from pydantic import (
 
 from agentfuzz.errors import ProfileError
 from agentfuzz.model.plan import POLICIES, Policy
-from agentfuzz.request.ids import ADVERSARIAL, FAMILIES
+from agentfuzz.request.ids import ADVERSARIAL, FAMILIES, SHAPES
 from agentfuzz.request.relations import RELATIONS
 from agentfuzz.request.surface import DEFAULT_DIMENSIONS, DIMENSIONS, KNOBS
 
@@ -44,6 +44,10 @@ ToolChoiceKind = Literal["auto", "none", "required", "named"]
 
 _PROJECT_DIR = Path(__file__).resolve().parents[2] / "strategies"
 _WHEEL_DIR = Path(__file__).resolve().parents[1] / "_profiles"
+# A family is repeated by its weight in the list drawn from: a bound keeps that list small.
+_MOST_WEIGHT = 1000
+# A token budget past any model's context is a typo, not a test.
+_MOST_TOKENS = 100_000_000
 
 
 class KnobDefaults(BaseModel):
@@ -53,7 +57,7 @@ class KnobDefaults(BaseModel):
 
     seed: int | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0, le=_MOST_TOKENS)
 
 
 class Profile(BaseModel):
@@ -63,10 +67,12 @@ class Profile(BaseModel):
 
     name: str = "default"
     description: str = ""
-    max_turns: int = Field(default=6, gt=0)
-    max_parallel_calls: int = Field(default=3, ge=0)
-    max_tools: int = Field(default=4, gt=0)
-    max_text_size: int = Field(default=40, ge=0)
+    # Upper bounds keep a typo (``1e12``) from becoming a MemoryError halfway through a run:
+    # each is far past what a request or a readable repro needs.
+    max_turns: int = Field(default=6, gt=0, le=1000)
+    max_parallel_calls: int = Field(default=3, ge=0, le=256)
+    max_tools: int = Field(default=4, gt=0, le=1024)
+    max_text_size: int = Field(default=40, ge=0, le=1_000_000)
     id_families: tuple[str, ...] = FAMILIES
     id_weights: dict[str, int] = Field(default_factory=dict)
     adversarial_ids: bool | tuple[str, ...] = True
@@ -89,7 +95,7 @@ class Profile(BaseModel):
     temperatures: tuple[float, ...] = (0.0, 0.7, 1.0)
     seeds: tuple[int, ...] = (0, 1234)
     max_tokens: tuple[int, ...] = (16, 256, 4096)
-    session_turns: int = Field(default=8, gt=0)
+    session_turns: int = Field(default=8, gt=0, le=1000)
     session_policies: tuple[Policy, ...] = POLICIES
     switch_modes: bool = True
     # tool_choice values a session turn may carry (ToolChoiceKind; "named" names the tool the
@@ -101,7 +107,8 @@ class Profile(BaseModel):
     surface: tuple[str, ...] = DEFAULT_DIMENSIONS
     # How many characters of text reach the target's context limit (the long_text dimension
     # pads the last user message to about this, half of it, or twice it).
-    context_chars: int = Field(default=32768, gt=0)
+    # 16M characters: about 4M tokens, past any model's context today.
+    context_chars: int = Field(default=32768, gt=0, le=16_000_000)
     # Signature prefixes this target's model produces on its own (e.g. "bad_arguments:schema"
     # where nothing constrains the arguments): judged and recorded, never reported as findings.
     model_signatures: tuple[str, ...] = ()
@@ -181,8 +188,8 @@ class Profile(BaseModel):
     @field_validator("max_tokens")
     @classmethod
     def _positive_tokens(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        if any(n <= 0 for n in value):
-            raise ValueError("max_tokens must be positive")
+        if any(not 0 < n <= _MOST_TOKENS for n in value):
+            raise ValueError(f"max_tokens must lie in [1, {_MOST_TOKENS}]")
         return value
 
     @field_validator("id_weights")
@@ -194,8 +201,8 @@ class Profile(BaseModel):
         for family, weight in value.items():
             if family not in families:
                 raise ValueError(f"{family!r} is not in id_families")
-            if weight < 1:
-                raise ValueError(f"{family!r} needs a weight of at least 1")
+            if not 1 <= weight <= _MOST_WEIGHT:
+                raise ValueError(f"{family!r} needs a weight from 1 to {_MOST_WEIGHT}")
         return value
 
     @property
@@ -209,6 +216,15 @@ class Profile(BaseModel):
     def weighted_families(self) -> tuple[str, ...]:
         """``id_families`` with each family repeated by its weight, order kept (first shrinks)."""
         return tuple(f for f in self.id_families for _ in range(self.id_weights.get(f, 1)))
+
+    @property
+    def family_strata(self) -> tuple[tuple[str, ...], ...]:
+        """``weighted_families`` split by id shape (``ids.SHAPES``): a turn draws a shape, then
+        a family of it. Ordered by the profile's first family, so the first shrinks."""
+        weighted = self.weighted_families
+        strata = [tuple(f for f in weighted if f in shape) for shape in SHAPES]
+        kept = [s for s in strata if s]
+        return tuple(sorted(kept, key=lambda s: weighted.index(s[0])))
 
 
 def _check_names(value: tuple[str, ...], known: Collection[str], what: str) -> None:

@@ -75,14 +75,17 @@ MALFORMED = (
 
 # How messages may be spelled (``dialects._forms`` writes them), plainest first: text as an
 # array of parts, an assistant turn with calls and ``content`` "" or left out, a ``name`` on
-# user messages, a lone Responses user message as a bare ``input`` string; then a part no
-# server reads as text added to the last user message.
+# user messages, an assistant turn without calls that says ``tool_calls: []`` or ``null`` (what
+# real clients send after a turn with no calls), a lone Responses user message as a bare
+# ``input`` string; then a part no server reads as text added to the last user message.
 FORMS: dict[Api, tuple[str, ...]] = {
     "chat": (
         "parts",
         "content_empty",
         "content_absent",
         "names",
+        "calls_empty",
+        "calls_null",
         "image_part",
         "unknown_part",
         "untyped_part",
@@ -126,7 +129,8 @@ def applies(name: str, api: Api, stream: bool = True) -> bool:
 
 def _spells(form: str, case: Case) -> bool:
     """Whether a message form changes anything in ``case``'s body (a bare ``input`` string
-    needs one user message; an empty or absent content needs a call without text)."""
+    needs one user message; an empty or absent content needs a call without text; an empty or
+    null ``tool_calls`` needs an assistant turn without calls)."""
     items = case.history.items
     if form == "input_string":
         return len(items) == 1 and isinstance(items[0], UserMessage)
@@ -134,6 +138,8 @@ def _spells(form: str, case: Case) -> bool:
         return any(
             isinstance(i, AssistantMessage) and i.tool_calls and i.text is None for i in items
         )
+    if form in ("calls_empty", "calls_null"):
+        return any(isinstance(i, AssistantMessage) and not i.tool_calls for i in items)
     return True
 
 

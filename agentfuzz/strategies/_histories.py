@@ -61,6 +61,9 @@ _USER_TEMPLATES = (
     "Use {tool} and {other}.",
 )
 
+# The user's next ask once the tools have answered (``_follow_up``).
+_FOLLOW_UPS = ("Use {tool}.", "Use {tool} and {other}.")
+
 # Texts a client may send that hold template markup: each family's special tokens (as a user
 # pasting a log or a prompt would), a fake call, and the characters HTML/XML escaping touches.
 MARKUP_TEMPLATES = (
@@ -181,6 +184,7 @@ class _Plan:
         self.mutations = _mutations(profile)
         self.templates = _USER_TEMPLATES + (MARKUP_TEMPLATES if profile.markup_texts else ())
         self.preambles = _PREAMBLES if profile.system_messages else _PREAMBLES[:1]
+        self.strata = profile.family_strata
         self.calls = st.lists(_call(self), max_size=profile.max_parallel_calls)
         self.turns = st.lists(_turn(self), min_size=1, max_size=profile.max_turns)
 
@@ -261,8 +265,10 @@ def _turn(draw: st.DrawFn, plan: _Plan) -> list[Item]:
     seed = draw(ids.SEEDS)
     size = profile.max_text_size
     if profile.mix_families or ledger.family is None:
-        families = profile.weighted_families
-        ledger.family = families[seed % len(families)]
+        # A shape first, then a family of it (one seed: the shrinker reaches the first family).
+        strata = plan.strata
+        families = strata[seed % len(strata)]
+        ledger.family = families[seed // len(strata) % len(families)]
     if _REASONING_ITEM in extras:
         item_id = _reasoning_id(seed) if _REASONING_ID in extras else None
         items.append(ReasoningItem(text=derived_text(seed, 1, size), id=item_id))
@@ -301,13 +307,32 @@ def _ends_open(items: list[Item]) -> list[Item]:
     return items
 
 
+def _follow_up(
+    draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...], items: list[Item]
+) -> list[Item]:
+    """``items``, and half the time when they end on a tool result, the user's next ask (one
+    tool or two named): the request an agent loop sends once its tools have answered, where a
+    server must write a new call after the ids it already saw. The ask is a turn of its own,
+    so only where ``max_turns`` leaves room for one. Shrinks toward no ask."""
+    turns = sum(isinstance(i, UserMessage) for i in items)
+    if not isinstance(items[-1], ToolResult) or turns >= profile.max_turns:
+        return items
+    if not draw(st.booleans()):
+        return items
+    pick = draw(_indexes(len(_FOLLOW_UPS) * len(tools)))
+    template, tool = _FOLLOW_UPS[pick // len(tools)], pick % len(tools)
+    other = tools[(tool + 1) % len(tools)]
+    text = template.format(tool=tools[tool].flat_name, other=other.flat_name)
+    return [*items, UserMessage(text=text)]
+
+
 def _draw_items(draw: st.DrawFn, profile: Profile, api: Api, tools: tuple[Tool, ...]) -> list[Item]:
     token = _LEDGER.set(_Ledger(tools=tools))
     try:
         turns = draw(_plan(profile, api).turns)
     finally:
         _LEDGER.reset(token)
-    return _ends_open([item for turn in turns for item in turn])
+    return _follow_up(draw, profile, tools, _ends_open([item for turn in turns for item in turn]))
 
 
 @st.composite

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.model.history import Api, Case, History, Options, Tool
+from agentfuzz.model.modes import ALL_MODES, Mode
 from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._foreign import extend_history
 from agentfuzz.strategies._histories import histories
@@ -31,8 +32,9 @@ _OMIT = "omit"
 @lru_cache(maxsize=64)
 def _tool_knobs(kinds: tuple[str, ...], omit: bool) -> SearchStrategy[str | None]:
     # Leaving tools out is what clients do on a closing turn; tool_choice then goes too,
-    # since a tool_choice without tools is a request any server may refuse.
-    return st.sampled_from((None, *kinds, *((_OMIT,) if omit else ())))
+    # since a tool_choice without tools is a request any server may refuse. Twice the weight
+    # of one tool_choice: a turn without tools after calls is half of what an agent loop sends.
+    return st.sampled_from((None, *kinds, *((_OMIT, _OMIT) if omit else ())))
 
 
 @lru_cache(maxsize=64)
@@ -94,22 +96,30 @@ def options(
 
 @st.composite
 def _cases(
-    draw: st.DrawFn, profile: Profile, api: Api, stream: bool, drawn: SearchStrategy[History]
+    draw: st.DrawFn,
+    profile: Profile,
+    api: Api,
+    stream: bool,
+    drawn: SearchStrategy[History],
+    modes: tuple[Mode, ...],
 ) -> Case:
     history, fields = extend_history(draw, profile, api, stream, draw(drawn))
     options = _draw_options(draw, profile, history.tools, api, stream)
     if fields:
         options = options.model_copy(update={"fields": fields | options.fields})
     case = Case(history=history, options=options, api=api, stream=stream)
-    relations = allowed(profile, api, stream)
+    relations = allowed(profile, api, stream, modes)
     return with_relation(draw, relations, case) if relations else case
 
 
-def cases(profile: Profile, api: Api, stream: bool) -> SearchStrategy[Case]:
+def cases(
+    profile: Profile, api: Api, stream: bool, modes: tuple[Mode, ...] = ALL_MODES
+) -> SearchStrategy[Case]:
     """Requests to fuzz with: a history, its options, the fixed ``api`` and ``stream``, and
-    maybe a relation (a related request the judge sends with it).
+    maybe a relation (a related request the judge sends with it). ``modes`` are the run's: a
+    relation whose partner would leave them (``stream`` under ``--no-stream``) is not drawn.
 
     Shrinks toward one plain tool, one user message naming it, default options and no
     relation.
     """
-    return _cases(profile, api, stream, histories(profile, api))
+    return _cases(profile, api, stream, histories(profile, api), tuple(modes))

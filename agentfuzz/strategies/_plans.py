@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.model.history import Api, Tool
+from agentfuzz.model.modes import ALL_MODES
 from agentfuzz.model.plan import CHAINS, RESULT_KINDS, Chain, Plan, Policy, Step
 from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._relations import allowed
@@ -51,9 +52,16 @@ class _Surface:
     and the mode the steps drawn so far left it in (a step may switch it)."""
 
     def __init__(
-        self, profile: Profile, tools: tuple[Tool, ...], allowed: tuple[str, ...], mode: Mode
+        self,
+        profile: Profile,
+        tools: tuple[Tool, ...],
+        allowed: tuple[str, ...],
+        mode: Mode,
+        reach: tuple[Mode, ...],
     ) -> None:
         self.profile, self.tools, self.allowed, self.mode = profile, tools, allowed, mode
+        # The run's modes: a related request never goes out in another.
+        self.reach = reach
 
     def draw(self, draw: st.DrawFn) -> tuple[dict[str, object], tuple[str, ...], Chain | None]:
         if not self.allowed:
@@ -88,7 +96,7 @@ def _step(
     if switch is not None:
         surface.mode = switch
     fields, forms, chain = surface.draw(draw)
-    relation = draw(_relations(allowed(surface.profile, *surface.mode)))
+    relation = draw(_relations(allowed(surface.profile, *surface.mode, surface.reach)))
     choices = surface.profile.session_choices
     # Drawn only where the profile names some, so other profiles' sessions draw as before.
     choice = draw(st.sampled_from((None, *choices))) if choices else None
@@ -125,7 +133,7 @@ def _plans(
     switchable = modes if profile.switch_modes else ()
     allowed = tuple(n for n in field_dimensions(profile) if draw(ALLOWED) == 3)
     # Made for this draw alone: the steps keep it up to date with the mode they switch to.
-    surface = _Surface(profile, declared, allowed, (api, stream))
+    surface = _Surface(profile, declared, allowed, (api, stream), modes or ALL_MODES)
     steps = draw(
         st.lists(
             _step(len(declared), profile.session_policies, switchable, surface),
@@ -140,6 +148,7 @@ def plans(
     profile: Profile, api: Api, stream: bool, modes: tuple[Mode, ...] = ()
 ) -> SearchStrategy[Plan]:
     """Sessions that start in ``api``/``stream`` and may switch among ``modes`` between turns.
+    A turn's related request stays among ``modes`` too (empty: no switch, any related request).
 
     Shrinks toward one step asking for the first of as few plain tools as the profile allows,
     a JSON result, the ``passthrough`` policy (the profile's first), no switch and no field.

@@ -14,7 +14,8 @@ from functools import lru_cache
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from agentfuzz.model.history import Case
+from agentfuzz.model.history import Api, Case
+from agentfuzz.model.modes import ALL_MODES, Mode
 from agentfuzz.request.profiles import Profile
 from agentfuzz.request.relations import RELATIONS, SPECIAL_TOKENS, prepared
 
@@ -28,17 +29,24 @@ def _names(names: tuple[str, ...]) -> SearchStrategy[str]:
     return st.sampled_from(names)
 
 
-def allowed(profile: Profile, api: str, stream: bool) -> tuple[str, ...]:
+def allowed(
+    profile: Profile, api: Api, stream: bool, modes: tuple[Mode, ...] = ALL_MODES
+) -> tuple[str, ...]:
     """The profile's relations whose preparation stays within what the profile sends: a greedy
     one only where temperature 0 is among its temperatures (or its default), a prompt one on a
     chat stream only where it sends ``stream_options``, ``special_token`` only with
-    ``markup_texts``, ``chain`` only on Responses where ``previous_response_id`` is sent."""
+    ``markup_texts``, ``chain`` only on Responses where ``previous_response_id`` is sent.
+
+    ``stream`` only where its partner's mode (the stream flipped) is among the run's ``modes``:
+    ``--no-stream`` means no streamed request is sent, a partner included."""
     greedy_ok = 0.0 in profile.temperatures or profile.knob_defaults.temperature == 0
     usage_ok = api != "chat" or not stream or "stream_options" in profile.surface
     kept = []
     for name in profile.relations:
         kind = RELATIONS[name].kind
         if (kind == "greedy" and not greedy_ok) or (kind == "prompt" and not usage_ok):
+            continue
+        if name == "stream" and (api, not stream) not in modes:
             continue
         if name == "special_token" and not profile.markup_texts:
             continue

@@ -45,6 +45,22 @@ HISTORY = History(
 
 
 LONE = History(items=(UserMessage(text="hi"),))
+# A turn that called a tool, then one that only said something, and one that said nothing.
+SPOKEN = History(
+    tools=HISTORY.tools,
+    items=(
+        *HISTORY.items[:4],
+        AssistantMessage(text="it is sunny"),
+        UserMessage(text="thanks"),
+        AssistantMessage(),
+        UserMessage(text="and now?"),
+    ),
+)
+
+
+def _history(form: str) -> History:
+    """The history a form changes something in."""
+    return LONE if form == "input_string" else SPOKEN if form.startswith("calls_") else HISTORY
 
 
 def _body(api: Api, *forms: str, history: History = HISTORY) -> dict[str, Any]:
@@ -65,6 +81,28 @@ def test_chat_forms_change_the_spelling_only() -> None:
     assert [m.get("name") for m in named] == [None, "agentfuzz_user", None, None, "agentfuzz_user"]
 
 
+def test_an_assistant_turn_without_calls_may_say_tool_calls_empty_or_null() -> None:
+    """Issue 41 item 24: the shapes clients send after a turn with no calls."""
+    plain = _body("chat", history=SPOKEN)["messages"]
+    assert all(
+        "tool_calls" not in m for m in plain if m["role"] == "assistant" and m is not plain[2]
+    )
+    for form, value in (("calls_empty", []), ("calls_null", None)):
+        said = [
+            m for m in _body("chat", form, history=SPOKEN)["messages"] if m["role"] == "assistant"
+        ]
+        # Beside text, and alone; the turn with calls keeps them.
+        assert [m["tool_calls"] for m in said[1:]] == [value, value]
+        assert said[1]["content"] == "it is sunny" and said[2]["content"] is None
+        assert len(said[0]["tool_calls"]) == 1
+    both = _body("chat", "calls_empty", "calls_null", history=SPOKEN)["messages"]
+    assert both[-2]["tool_calls"] == []
+    for form in ("calls_empty", "calls_null"):
+        case = Case(history=SPOKEN, options=Options(forms=(form,)))
+        assert used(case) == (f"message_forms:{form}",)
+        assert used(case.model_copy(update={"history": HISTORY})) == ("plain",)
+
+
 @pytest.mark.parametrize("api", ["chat", "responses"])
 def test_an_extra_part_goes_on_the_last_user_message_only(api: Api) -> None:
     key = "messages" if api == "chat" else "input"
@@ -83,7 +121,7 @@ def test_an_extra_part_goes_on_the_last_user_message_only(api: Api) -> None:
 @pytest.mark.parametrize("api", ["chat", "responses"])
 def test_every_form_comes_back_from_its_body(api: Api) -> None:
     for form in FORMS[api]:
-        body = _body(api, form, history=LONE if form == "input_string" else HISTORY)
+        body = _body(api, form, history=_history(form))
         case = parse_request(body, api)
         assert case.options.forms == (form,), form
         assert build_request(case, "m")[1] == body, form

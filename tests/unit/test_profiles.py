@@ -74,7 +74,16 @@ def test_path_profile_takes_its_stem_as_name(tmp_path: Path) -> None:
         ("id_weights = { openai_chat = 0 }", "id_weights: 'openai_chat' needs a weight"),
         ("tool_choices = ['sometimes']", "tool_choices.0: Input should be"),
         ("temperatures = [3.0]", "temperatures: temperatures must lie in [0, 2]"),
-        ("max_tokens = [0]", "max_tokens: max_tokens must be positive"),
+        ("max_tokens = [0]", "max_tokens: max_tokens must lie in [1, "),
+        ("max_tokens = [1e12]", "max_tokens"),
+        ("context_chars = 1e12", "context_chars: Input should be less than or equal to"),
+        ("max_text_size = 1e12", "max_text_size: Input should be less than or equal to"),
+        ("max_turns = 100000000", "max_turns: Input should be less than or equal to"),
+        ("session_turns = 100000000", "session_turns: Input should be less than or equal to"),
+        ("max_tools = 100000000", "max_tools: Input should be less than or equal to"),
+        ("max_parallel_calls = 100000000", "max_parallel_calls: Input should be less than"),
+        ("id_weights = { openai_chat = 1000000000 }", "id_weights: 'openai_chat' needs a weight"),
+        ("knob_defaults = { max_tokens = 1e12 }", "knob_defaults.max_tokens: Input should be"),
         ("max_turns = ", "invalid TOML: "),
     ],
 )
@@ -123,3 +132,17 @@ def test_wheel_location_is_used_without_a_project_dir(
     monkeypatch.setattr(profiles, "_WHEEL_DIR", tmp_path)
     assert list_profiles() == ["wheeled"]
     assert load_profile("wheeled").max_tools == 1
+
+
+def test_a_huge_context_is_exit_2_naming_file_and_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 41 item 22: ``context_chars = 1e12`` was a MemoryError mid-run."""
+    from agentfuzz.cli import main
+
+    bad = write(tmp_path, "context_chars = 1e12\n", "huge.toml")
+    code = main(["fuzz", "--base-url", "http://127.0.0.1:9/v1", "--profile", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "huge.toml" in err and "context_chars" in err

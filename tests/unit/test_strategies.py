@@ -313,3 +313,24 @@ def test_single_family_profile_and_no_calls(data: st.DataObject) -> None:
     history: History = data.draw(histories(quiet, "chat"))
     assert history.calls == ()
     assert sum(isinstance(i, UserMessage) for i in history.items) <= 2
+
+
+def test_the_stream_relation_stays_within_the_run_modes() -> None:
+    """Issue 41 item 7: under ``--no-stream`` no case is paired with its streamed twin."""
+    from agentfuzz.strategies._relations import allowed
+
+    profile = Profile()
+    assert "stream" in allowed(profile, "chat", False)
+    assert "stream" not in allowed(profile, "chat", False, (("chat", False),))
+    assert "stream" not in allowed(profile, "responses", True, (("responses", True),))
+    assert "stream" in allowed(profile, "chat", True, (("chat", True), ("chat", False)))
+
+
+def test_every_id_shape_is_drawn_as_often_as_any_other() -> None:
+    """The few shapes that carry an index are not outnumbered by the many random ones."""
+    strata = Profile().family_strata
+    assert strata[0][0] == FAMILIES[0]
+    assert sorted(f for s in strata for f in s) == sorted(FAMILIES)
+    assert ("kimi_native", "kimi_bare") in strata
+    narrow = Profile(id_families=("kimi_native", "openai_chat"), id_weights={"kimi_native": 3})
+    assert narrow.family_strata == (("kimi_native",) * 3, ("openai_chat",))
