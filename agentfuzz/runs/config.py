@@ -11,6 +11,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
+import hypothesis.core
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentfuzz.model.history import Case
@@ -47,6 +48,9 @@ class FuzzConfig(BaseModel):
     # Never None once built: a run given no seed draws one (``drawn_seed``), so every run, and
     # every bundle it writes, says which seed repeats it.
     seed: int | None = None
+    # True when ``seed`` was drawn, not given: such a run keeps the example database (saved
+    # failures replay first), which a ``--seed`` run turns off to repeat its draws exactly.
+    seed_drawn: bool = False
     # Tries per judgement: a number, or "auto" to measure each failure's rate and derive it.
     trials: int | Literal["auto"] = 1
     only: tuple[str, ...] | None = None
@@ -87,7 +91,9 @@ class FuzzConfig(BaseModel):
         summary, every bundle and the console all name the one seed that repeats the run. A
         campaign through cassettes keeps 0: its tapes were recorded under a fixed seed."""
         if isinstance(data, dict) and data.get("seed") is None:
-            data = {**data, "seed": 0 if data.get("cassette") is not None else drawn_seed()}
+            if data.get("cassette") is not None:
+                return {**data, "seed": 0}
+            return {**data, "seed": drawn_seed(), "seed_drawn": True}
         return data
 
 
@@ -126,8 +132,11 @@ def version() -> str:
 
 
 def drawn_seed() -> int:
-    """A fresh seed for a run given none: small enough to read and type back as ``--seed``."""
-    return secrets.randbelow(1_000_000)
+    """A fresh seed for a run given none: small enough to read and type back as ``--seed``.
+    Where Hypothesis's seed is pinned for the whole process (``pytest --hypothesis-seed``),
+    that one: the pin is the caller saying which draws it wants."""
+    pinned = hypothesis.core.global_force_seed
+    return int(pinned) if isinstance(pinned, int) else secrets.randbelow(1_000_000)
 
 
 def new_run_id() -> str:

@@ -7,8 +7,7 @@ then raises an exception whose *class* is unique to the first violation's key, s
 treats each distinct failure as its own bug and shrinks each one separately (``passes.py``).
 
 A run that must end early (out of time, stopped, the target gone) halts before its next request,
-whatever stage it is in; the halt is never a failure Hypothesis keeps, and ``runs.campaign``
-turns it into what the report says.
+in any stage; the halt is never a failure Hypothesis keeps (``runs.campaign`` reports it).
 """
 
 from __future__ import annotations
@@ -171,6 +170,7 @@ class Engine:
             seed=config.seed,
             database=config.database,
             db_key=db_key,
+            keep_database=config.seed_drawn,
         )
 
     def _db_key(self, mode: Mode, kind: Kind) -> str:

@@ -131,6 +131,7 @@ def run_pass(
     seed: int | None,
     database: Path | None,
     db_key: str,
+    keep_database: bool = False,
 ) -> None:
     """Run ``check`` over ``strategy`` as one Hypothesis test; re-raise a halt as itself.
 
@@ -150,7 +151,11 @@ def run_pass(
         print_blob=False,
         verbosity=Verbosity.quiet,
     )(given(strategy)(check))
-    if seed is not None:
+    if seed is not None and keep_database:
+        # A drawn seed pins the draws and leaves the example database on (``@seed`` would
+        # turn it off): saved failures still replay first.
+        prop._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    elif seed is not None:
         prop = hypothesis_seed(seed)(prop)
     # One example database key per target and mode, so saved failures replay where they failed.
     prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
@@ -228,6 +233,7 @@ def fuzz_mode(
     seed: int | None,
     database: Path | None,
     db_key: str,
+    keep_database: bool = False,
 ) -> None:
     """Fuzz one mode with ``strategy``, ``judge`` giving each example's violations.
 
@@ -265,6 +271,7 @@ def fuzz_mode(
                     max_examples=left["examples"],
                     seed=None if seed is None else seed + number,
                     database=database,
+                    keep_database=keep_database,
                     # A key per pass: a later pass no longer fails on what an earlier one
                     # shrank, and Hypothesis deletes a saved example that replays without failing.
                     db_key=db_key if number == 0 else f"{db_key}|pass {number}",
