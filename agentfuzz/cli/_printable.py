@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from agentfuzz.model.secrets import mask
+
 __all__ = ["printable"]
 
 # C0 controls and DEL, C1 controls, and the bidirectional overrides and isolates.
@@ -19,8 +21,9 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]
 
 
 def printable(text: object) -> str:
-    """``text`` as a string with every control character written as its escape."""
-    return _UNSAFE.sub(_escape, str(text))
+    """``text`` as a string with every control character written as its escape, and every
+    secret the run knows masked (a server may echo the key into an error line)."""
+    return _UNSAFE.sub(_escape, mask(str(text)))
 
 
 def _escape(match: re.Match[str]) -> str:

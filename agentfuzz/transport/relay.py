@@ -23,7 +23,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from agentfuzz.model.observation import SLOW
+from agentfuzz.model.secrets import remember
 from agentfuzz.transport._answer import Copy, whole
 from agentfuzz.transport._tee import SECRET_HEADERS
 
@@ -114,6 +115,14 @@ def _unsecret(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in headers.multi_items() if k not in SECRET_HEADERS)
 
 
+def _remember_client_secrets(headers: Mapping[str, str]) -> None:
+    """The client's key and secret headers, masked in whatever the proxy writes from now on
+    (an upstream may echo them into an answer that lands in a bundle)."""
+    secret = {k: v for k, v in headers.items() if k.lower() in SECRET_HEADERS}
+    bearer = secret.pop("authorization", "").removeprefix("Bearer ").strip()
+    remember(key=bearer or None, headers=secret)
+
+
 def _kept(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
     pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
     return [(k, v) for k, v in pairs if k.lower() not in _HOP]
@@ -151,6 +160,7 @@ class _Relay:
             # Gone before its whole body came: nothing was sent upstream, nobody to answer.
             return Response(status_code=400)
         kept = request.method == "POST" and tail in JUDGED_PATHS
+        _remember_client_secrets(request.headers)
         started = time.perf_counter()
         sent = self.client.build_request(
             request.method, url, headers=_kept(request.headers.raw), content=body

@@ -159,7 +159,8 @@ def run_bounded(argv: list[str], limit_s: float, cwd: str | None = None) -> Outc
     timer.start()
     try:
         assert proc.stdout is not None
-        output = proc.stdout.read().decode(errors="replace")
+        with proc.stdout:
+            output = proc.stdout.read().decode(errors="replace")
         _, status, usage = os.wait4(proc.pid, 0)
     finally:
         timer.cancel()
