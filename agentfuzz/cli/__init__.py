@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _commands() -> Any:
     """The click group with every command registered (each registers when imported)."""
-    from agentfuzz.cli import fuzz, listing, proxy, reduce, replay, serve  # noqa: F401
+    from agentfuzz.cli import fuzz, listing, proxy, puppet, reduce, replay, serve  # noqa: F401
     from agentfuzz.cli._group import cli
 
     return cli
