@@ -28,7 +28,7 @@ from agentfuzz.dialects import assemble, build_request, proxied, wire_body
 from agentfuzz.errors import ModelListError
 from agentfuzz.model.accepted import RECORD_MODES
 from agentfuzz.model.history import Case
-from agentfuzz.model.observation import NOT_SERVED, BackendRequest, Observation
+from agentfuzz.model.observation import NOT_SERVED, BackendRequest, Exchange, Observation
 from agentfuzz.request.profiles import KnobDefaults
 from agentfuzz.transport.cassette import (
     CassetteError,
@@ -45,6 +45,7 @@ __all__ = [
     "BackendLog",
     "Target",
     "first_model",
+    "listed_models",
     "wait_for_server",
     "wire_items",
 ]
@@ -114,12 +115,18 @@ class Target:
             tape = new_cassette(Path("unopened.yaml"), "none")
             self.tape = CassetteTransport(tape, inner=network(headers))
             transport = self.tape
-        self.transport = LiveTransport(
-            self.base_url, api_key, timeout, transport, recording, headers=headers
-        )
         # A target surely on the network (no cassette may answer for it) can be asked whether
-        # it still lives (``alive``).
+        # it still lives (``alive``), and is worth waiting for when it says it is busy.
         networked = transport is None and record_mode in (None, "all")
+        self.transport = LiveTransport(
+            self.base_url,
+            api_key,
+            timeout,
+            transport,
+            recording,
+            headers=headers,
+            patient=networked,
+        )
         self._network = (api_key, headers) if networked else None
         self.calls = 0
         self.answered = 0
@@ -158,10 +165,10 @@ class Target:
         if self.backend is not None:
             obs = proxied(obs, self.backend.take())
         self.answered += 1
-        exchange = obs.exchange
-        if exchange.status in NOT_SERVED:
+        said = _not_served(obs.exchange)
+        if said is not None:
             self.not_served += 1
-            self.last_not_served = f"{exchange.status} {' '.join(exchange.body.split())[:120]}"
+            self.last_not_served = said
         self.last_answered = (case, obs)
         return obs
 
@@ -213,6 +220,19 @@ class Target:
         self.transport.close()
 
 
+def _not_served(exchange: Exchange) -> str | None:
+    """What an answer that never reached a model says, in short (a status and its body, or
+    where a redirect leads); None for any other answer. A redirect is the target's
+    configuration: a run where every answer is one tested nothing, and says where it leads."""
+    status = exchange.status
+    if status is not None and 300 <= status < 400 and not exchange.failure:
+        where = next((v for k, v in exchange.headers if k.lower() == "location"), "")
+        return f"{status} (a redirect to {' '.join(where.split())[:120] or 'nowhere'})"
+    if status in NOT_SERVED:
+        return f"{status} {' '.join(exchange.body.split())[:120]}"
+    return None
+
+
 def _with_defaults(case: Case, defaults: dict[str, Any]) -> Case:
     options = case.options
     unset = {k: v for k, v in defaults.items() if getattr(options, k) is None}
@@ -240,6 +260,18 @@ def wait_for_server(
                 return True
             time.sleep(min(pause, max(deadline - time.monotonic(), 0.0)))
             pause = min(pause * 2, 1.0)
+
+
+def listed_models(
+    base_url: str,
+    api_key: str | None,
+    timeout: float,
+    headers: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The model ids ``GET /models`` lists, in the server's order: what ``--model`` is checked
+    against. Raises ``TargetUnreachable`` or ``ModelListError``, as ``first_model`` does."""
+    with LiveTransport(base_url, api_key=api_key, timeout=timeout, headers=headers) as transport:
+        return transport.models()
 
 
 def first_model(

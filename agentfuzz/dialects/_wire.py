@@ -88,6 +88,11 @@ class Faults:
         if exchange.failure:
             self.add("transport", exchange.failure)
         status = exchange.status
+        if status is not None and 300 <= status < 400 and not exchange.failure:
+            # A redirect is where the target is configured to be, not its answer: nothing in
+            # it (an empty body, a moved page) is judged (the run says so once, ``Target``).
+            self.refused = True
+            return False, None
         if status is not None and status >= 500:
             # A 5xx body is evidence of the crash, not a second fault: keep it in the detail.
             ok, value = parse_json(exchange.body)

@@ -16,6 +16,8 @@ from agentfuzz.request.surface import features
 
 __all__ = ["by_needs", "by_symptom", "empty_turn", "error", "suspect"]
 
+# How the transport says an answer went past its size limit (``transport._bounded``).
+_TOO_LARGE = "ResponseTooLarge"
 _ERROR_KINDS = {
     "transport": "the connection failed mid-answer",
     "http_status": "the server answered with an error status",
@@ -164,13 +166,24 @@ def error(case: Case, obs: Observation) -> Iterator[Violation]:
     unknown part and its 500 for a bad ``messages`` are two findings, not one. A signature that
     names a symptom alone (``by_symptom``: a bare 5xx, a dropped connection, a stream cut
     short) is refined by the run once the repro is reduced (``by_needs``).
+
+    Overload is no fault: a 429, or a 503 with ``Retry-After``, is tried again by the transport
+    within the time budget, and one that outlasts it is a slow answer, which no oracle judges.
+    A redirect is not an answer (``refused``): nothing here reads it.
     """
     seen: dict[str, list[str]] = {}
     not_served = obs.exchange.status in NOT_SERVED
+    cut = (obs.exchange.failure or "").startswith(_TOO_LARGE)
     for kind, detail in obs.errors:
         # A path, key or model the target does not serve: counted by the target, no finding.
-        if not (not_served and kind == "non_json"):
-            seen.setdefault(kind, []).append(detail)
+        if not_served and kind == "non_json":
+            continue
+        # Cut at the size limit, the answer did not end: the client stopped reading it. That
+        # it has no terminal event, or that the body read so far is not whole JSON, says no
+        # more than the cut (``transport``) does.
+        if cut and (kind == "no_terminal" or (kind == "non_json" and detail.startswith("body"))):
+            continue
+        seen.setdefault(kind, []).append(detail)
     for kind, details in seen.items():
         signature = f"error:{kind}"
         if kind == "http_status":
@@ -182,6 +195,8 @@ def error(case: Case, obs: Observation) -> Iterator[Violation]:
                 signature += f":{cause}"
         more = f" ({len(details)} times)" if len(details) > 1 else ""
         about = _ERROR_KINDS.get(kind, "protocol fault")
+        if kind == "transport" and details[0].startswith(_TOO_LARGE):
+            about = "the answer went on past the size limit"
         yield Violation(
             oracle="error",
             message=f"{kind}: {about}{more}: {one_line(details[0], 120)}",

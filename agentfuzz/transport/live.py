@@ -9,6 +9,7 @@ its failure starts with ``observation.SLOW``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Mapping
@@ -16,25 +17,27 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from httpx_sse import EventSource
 
 from agentfuzz.errors import ModelListError, TargetUnreachable
-from agentfuzz.model.observation import SLOW, Exchange, SSEEvent
+from agentfuzz.model.observation import SLOW, Exchange
+from agentfuzz.model.secrets import remember
+from agentfuzz.transport._bounded import (
+    BODY_LIMIT,
+    SMALL_LIMIT,
+    Answer,
+    Budget,
+    Overrun,
+    read_small,
+)
+from agentfuzz.transport._network import network
+from agentfuzz.transport._overload import overloaded, pause_asked, unanswered
 from agentfuzz.transport._tee import SECRET_HEADERS, teed
 
-__all__ = ["LiveTransport", "ModelListError", "TargetUnreachable", "network"]
+__all__ = ["BODY_LIMIT", "LiveTransport", "ModelListError", "TargetUnreachable", "network"]
 
 _FAILURE_LIMIT = 300
-# A response is read for at most ``timeout`` seconds in all and this many bytes (or SSE event
-# bytes), so a server that streams forever (``data: {}`` without end) cannot hang the run or
-# exhaust memory; what was read so far is kept. Past the bytes it is a finding; past the time
-# a slow answer (a slow model and an endless stream look alike from here).
-BODY_LIMIT = 32 * 1024 * 1024
-_EVENT_OVERHEAD = 64
-
-
-class _Overrun(Exception):
-    """The response went on past the request's deadline or size budget."""
+# An answer is read for at most ``timeout`` seconds in all and ``BODY_LIMIT`` bytes, checked as
+# bytes arrive (``_bounded``); ``GET /models`` and ``/version`` for at most ``SMALL_LIMIT``.
 
 
 def _reason(exc: BaseException) -> str:
@@ -102,77 +105,6 @@ def _pairs(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in headers.multi_items() if k.lower() not in SECRET_HEADERS)
 
 
-class _Headed(httpx.BaseTransport):
-    """The network, adding the user's headers (``--header``) to every request it sends.
-
-    They are added here, below every recorder (the tee, a campaign tape), so that no
-    recording, cassette or bundle ever sees them: they are secrets like the API key."""
-
-    def __init__(self, inner: httpx.BaseTransport, headers: Mapping[str, str]) -> None:
-        self._inner, self._headers = inner, dict(headers)
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        # A copy: the recorders above read ``request.headers`` after this returns.
-        headers = httpx.Headers(request.headers)
-        headers.update(self._headers)
-        sent = httpx.Request(
-            request.method,
-            request.url,
-            headers=headers,
-            stream=request.stream,
-            extensions=request.extensions,
-        )
-        response = self._inner.handle_request(sent)
-        response.request = request
-        return response
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-def network(headers: Mapping[str, str] | None = None) -> httpx.BaseTransport:
-    """The transport that reaches the server, with ``headers`` added on the way out; what a
-    campaign tape records through (its inner transport)."""
-    return _Headed(httpx.HTTPTransport(), headers) if headers else httpx.HTTPTransport()
-
-
-class _Budget:
-    """What one answer may still take: ``timeout`` seconds from ``started`` and ``BODY_LIMIT``
-    bytes; ``spend`` raises ``_Overrun`` past either."""
-
-    def __init__(self, timeout: float, started: float) -> None:
-        self.timeout, self.deadline, self.size = timeout, started + timeout, 0
-
-    def spend(self, more: int) -> None:
-        self.size += more
-        if self.size > BODY_LIMIT:
-            raise _Overrun(f"ResponseTooLarge: more than {BODY_LIMIT} bytes")
-        if time.perf_counter() > self.deadline:
-            # Still sending when time ran out: a slow answer, not a fault.
-            raise _Overrun(f"{SLOW}not complete after {self.timeout:g}s")
-
-
-def _read_answer(
-    response: httpx.Response,
-    sse: bool,
-    budget: _Budget,
-    events: list[SSEEvent],
-    chunks: list[bytes],
-) -> None:
-    """Read ``response`` into ``events`` (an SSE stream) or ``chunks``, within ``budget``; what
-    was read stays there when reading stops early."""
-    if sse:
-        for event in EventSource(response).iter_sse():
-            # httpx-sse names unnamed events "message"; the wire had no name.
-            name = None if event.event == "message" else event.event
-            events.append(SSEEvent(name, event.data))
-            budget.spend(len(event.data) + _EVENT_OVERHEAD)
-    else:
-        for chunk in response.iter_bytes():
-            chunks.append(chunk)
-            budget.spend(len(chunk))
-
-
 def _outgoing(body: dict[str, Any] | str, stream: bool) -> tuple[bytes, dict[str, str]]:
     """The bytes and headers a request posts. The body is serialized here, not by httpx, so the
     bytes sent are exactly ``json.dumps(body)`` (a malformed body's text, as it is)."""
@@ -181,6 +113,25 @@ def _outgoing(body: dict[str, Any] | str, stream: bool) -> tuple[bytes, dict[str
     if stream:
         headers.update({"Accept": "text/event-stream", "Cache-Control": "no-store"})
     return content, headers
+
+
+def _said(url: str, data: dict[str, Any]) -> dict[str, Any]:
+    """What a ``/models`` or ``/version`` JSON object says of the server (``about``)."""
+    said: dict[str, Any] = {}
+    if url.endswith("/models") and isinstance(data.get("data"), list):
+        ids = [e.get("id") for e in data["data"] if isinstance(e, dict)]
+        said["models"] = [i for i in ids if isinstance(i, str)][:20]
+    elif url.endswith("/version"):
+        for key in ("version", "profile"):
+            if isinstance(data.get(key), str):
+                said[key if key == "version" else "reference_profile"] = data[key][:200]
+    return said
+
+
+def _within(seconds: float) -> httpx.Timeout:
+    """httpx's timeouts for a request that may take ``seconds``: each read, write and wait for
+    a pooled connection at most that; a connection is opened within 10 seconds or not at all."""
+    return httpx.Timeout(connect=min(seconds, 10.0), read=seconds, write=seconds, pool=seconds)
 
 
 class LiveTransport:
@@ -194,22 +145,25 @@ class LiveTransport:
         transport: httpx.BaseTransport | None = None,
         recording: bool = True,
         headers: Mapping[str, str] | None = None,
+        patient: bool = True,
     ) -> None:
         """``headers`` go with every request the default network sends (``network``); a given
-        ``transport`` that reaches the network must carry them itself."""
+        ``transport`` that reaches the network must carry them itself. Without ``patient`` an
+        overloaded answer is not waited for (a cassette replays it at once)."""
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.patient = patient
         # Without: exchanges carry no recording (an offline replay has its cassette already).
         self.recording = recording
+        # Whatever a server echoes of them is masked in every file written.
+        remember(api_key, headers)
         key = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # ``transport`` puts a cassette (or a mock) under the client; the tee above it keeps
         # each exchange's recording, whatever answers.
         self._client = httpx.Client(
             transport=_Tee(transport or network(headers)),
             headers=key,
-            timeout=httpx.Timeout(
-                connect=min(timeout, 10.0), read=timeout, write=timeout, pool=timeout
-            ),
+            timeout=_within(timeout),
         )
 
     def __repr__(self) -> str:
@@ -219,23 +173,52 @@ class LiveTransport:
         """POST ``body`` as JSON to ``base_url + path``; read SSE events when ``stream``. A
         ``str`` body (a malformed one) is sent as that text.
 
+        ``timeout`` bounds the whole answer, tries included. An overloaded answer (a 429 or a
+        503 with ``Retry-After``) is sent again after the pause it asks for when that fits in
+        the time left; one that outlasts the budget is a slow answer, left unjudged: a busy
+        server is not a broken one (``_overload``)."""
+        started = time.perf_counter()
+        deadline = started + self.timeout
+        exchange = self._fresh(path, body, stream, deadline)
+        while overloaded(exchange):
+            pause = pause_asked(exchange)
+            if pause is None or not self.patient or time.perf_counter() + pause >= deadline:
+                exchange = dataclasses.replace(exchange, failure=unanswered(exchange, self.timeout))
+                break
+            time.sleep(pause)
+            try:
+                exchange = self._fresh(path, body, stream, deadline)
+            except TargetUnreachable:
+                # Gone after saying it was busy: what this request got is the overload.
+                exchange = dataclasses.replace(exchange, failure=unanswered(exchange, self.timeout))
+                break
+        return dataclasses.replace(exchange, elapsed=time.perf_counter() - started)
+
+    def _fresh(
+        self, path: str, body: dict[str, Any] | str, stream: bool, deadline: float
+    ) -> Exchange:
+        """One answer to the request, by ``deadline``.
+
         A request that fails before any answer on a kept-alive connection the server had
         already closed is sent again on a fresh one, as HTTP clients do: the fault, if any, is
         the earlier request's, and pinning it on this one would be a false finding. A request
         that fails so on a connection opened for it is this request's failure."""
-        exchange, reused = self._send(path, body, stream)
+        exchange, reused = self._send(path, body, stream, deadline)
         for _ in range(_STALE_RETRIES):
             stale = reused and exchange.status is None and not exchange.events
             if not (stale and exchange.failure and not exchange.body and not _slow(exchange)):
                 return exchange
             try:
-                exchange, reused = self._send(path, body, stream)
+                exchange, reused = self._send(path, body, stream, deadline)
             except TargetUnreachable:
                 return exchange  # the server is gone: this request's failure is what it left
         return exchange
 
-    def _send(self, path: str, body: dict[str, Any] | str, stream: bool) -> tuple[Exchange, bool]:
-        """One try of ``send``, and whether it went over a connection opened before it."""
+    def _send(
+        self, path: str, body: dict[str, Any] | str, stream: bool, deadline: float
+    ) -> tuple[Exchange, bool]:
+        """One try of ``send``, read by ``deadline`` and within ``BODY_LIMIT`` bytes
+        (``_bounded``), and whether it went over a connection opened before it."""
         url = self.base_url + path
         # What the network layer did for this request (a cassette or a mock says nothing).
         traced: list[str] = []
@@ -244,51 +227,47 @@ class LiveTransport:
             traced.append(event)
 
         content, headers = _outgoing(body, stream)
-        status: int | None = None
-        content_type, reason = "", ""
-        answer_headers = httpx.Headers()
         read = _Read()
-        chunks: list[bytes] = []
-        events: list[SSEEvent] = []
-        failure: str | None = None
+        got = Answer()
         started = time.perf_counter()
-        budget = _Budget(self.timeout, started)
+        budget = Budget(self.timeout, deadline)
+        asked: dict[str, Any] = {"trace": trace}
+        if self.recording:
+            asked[_READ] = read
         try:
-            asked: dict[str, Any] = {"trace": trace}
-            if self.recording:
-                asked[_READ] = read
             with self._client.stream(
-                "POST", url, content=content, headers=headers, extensions=asked
+                "POST",
+                url,
+                content=content,
+                headers=headers,
+                extensions=asked,
+                timeout=_within(budget.left()),
             ) as response:
-                status, reason = response.status_code, response.reason_phrase
-                answer_headers = response.headers
-                content_type = response.headers.get("content-type", "")
-                sse = stream and content_type.partition(";")[0].strip() == "text/event-stream"
-                _read_answer(response, sse, budget, events, chunks)
+                got.read(response, stream, budget)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise TargetUnreachable(f"cannot connect to {self.base_url}: {_reason(exc)}") from None
         except httpx.TimeoutException as exc:
             # Nothing read yet: the model is slow (or the server hung, which the next request
             # shows). Something read, then silence: the server stopped making progress.
-            silent = events or chunks
-            failure = _failure(exc) if silent else f"{SLOW}nothing after {self.timeout:g}s"
+            silent = got.events or got.chunks
+            got.failure = _failure(exc) if silent else f"{SLOW}nothing after {self.timeout:g}s"
         except httpx.HTTPError as exc:
-            failure = _failure(exc)
-        except _Overrun as exc:
-            failure = str(exc)[:_FAILURE_LIMIT]
+            got.failure = _failure(exc)
+        except Overrun as exc:
+            read.raw = got.cut(str(exc)[:_FAILURE_LIMIT], read.raw)
         exchange = Exchange(
             url=url,
             request=body,
             stream=stream,
-            status=status,
-            content_type=content_type,
-            body=b"".join(chunks).decode("utf-8", errors="replace"),
-            events=tuple(events),
-            failure=failure,
+            status=got.status,
+            content_type=got.content_type,
+            body=got.body,
+            events=tuple(got.events),
+            failure=got.failure,
             elapsed=time.perf_counter() - started,
             request_headers=read.headers,
-            reason=reason,
-            headers=_pairs(answer_headers),
+            reason=got.reason,
+            headers=_pairs(got.headers),
             raw=read.raw,
         )
         opened = any(event.startswith("connection.connect_tcp") for event in traced)
@@ -296,47 +275,54 @@ class LiveTransport:
 
     def ready(self, within: float) -> bool:
         """Whether ``GET /models`` answers 200 within ``within`` seconds: a server still
-        loading its model refuses the connection or answers 503 until it can serve."""
+        loading its model refuses the connection or answers 503 until it can serve. The status
+        says it; the body is never read (an endless one cannot hold the wait)."""
         try:
-            response = self._client.get(self.base_url + "/models", timeout=within)
+            with self._client.stream("GET", self.base_url + "/models", timeout=within) as answer:
+                return answer.status_code == 200
         except httpx.HTTPError:
             return False
-        return response.status_code == 200
 
     def accepts(self, within: float = 5.0) -> bool:
         """Whether the server still takes a connection: only a refused one says no. An answer
         of any status says yes, and so does one too slow to wait for: a busy server is not a
-        dead one."""
+        dead one. The body is never read."""
         try:
-            self._client.get(self.base_url + "/models", timeout=within)
+            with self._client.stream("GET", self.base_url + "/models", timeout=within):
+                return True
         except httpx.ConnectError:
             return False
         except httpx.HTTPError:
             return True
-        return True
+
+    def _get(self, url: str, within: float) -> tuple[int, httpx.Headers, bytes]:
+        """``GET url``: the status, headers and body, read within ``within`` seconds and
+        ``SMALL_LIMIT`` bytes; raises ``Overrun`` past either, or an ``httpx.HTTPError``."""
+        budget = Budget(within, time.perf_counter() + within, SMALL_LIMIT)
+        with self._client.stream("GET", url, timeout=_within(within)) as answer:
+            return answer.status_code, answer.headers, read_small(answer, budget)
 
     def models(self) -> list[str]:
-        """The model ids ``GET /models`` lists, in the server's order."""
+        """The model ids ``GET /models`` lists, in the server's order. An answer past
+        ``SMALL_LIMIT`` bytes or the timeout is no model list (``ModelListError``, one line)."""
         url = self.base_url + "/models"
-        deadline = time.perf_counter() + self.timeout
-        raw = b""
         try:
-            with self._client.stream("GET", url) as response:
-                status = response.status_code
-                for chunk in response.iter_bytes():
-                    raw += chunk
-                    if len(raw) > BODY_LIMIT or time.perf_counter() > deadline:
-                        raise ModelListError(f"GET {url} did not finish within budget")
+            status, headers, raw = self._get(url, self.timeout)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise TargetUnreachable(f"cannot connect to {self.base_url}: {_reason(exc)}") from None
         except httpx.HTTPError as exc:
             raise ModelListError(f"GET {url} failed: {_failure(exc)}") from None
+        except Overrun as exc:
+            raise ModelListError(f"GET {url} gave no model list ({exc})") from None
         try:
             data = json.loads(raw).get("data")
             ids = [entry["id"] for entry in data]
         except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
             ids = None
         if status != 200 or ids is None or not all(isinstance(i, str) for i in ids):
+            if 300 <= status < 400:
+                where = " ".join(headers.get("location", "").split())[:200] or "nowhere"
+                raise ModelListError(f"GET {url} answered {status}, a redirect to {where}")
             snippet = " ".join(raw.decode("utf-8", errors="replace").split())[:120]
             raise ModelListError(f"GET {url} answered {status}: {snippet}")
         return ids
@@ -344,26 +330,20 @@ class LiveTransport:
     def about(self) -> dict[str, Any]:
         """What the server says about itself, best effort: the model ids ``GET /models``
         lists, its ``server`` header, and a ``/version`` beside the API root (vLLM has one,
-        so has the reference server, which names its profile). Nothing here fails a run."""
+        so has the reference server, which names its profile). Nothing here fails a run: an
+        answer past ``SMALL_LIMIT`` bytes or 5 seconds says nothing."""
         root = self.base_url.removesuffix("/v1")
         said: dict[str, Any] = {}
         for url in (self.base_url + "/models", root + "/version"):
             try:
-                response = self._client.get(url, timeout=min(self.timeout, 5.0))
-                data = response.json() if response.status_code == 200 else None
-            except (httpx.HTTPError, ValueError, RecursionError):
+                status, headers, raw = self._get(url, min(self.timeout, 5.0))
+                data = json.loads(raw) if status == 200 else None
+            except (httpx.HTTPError, Overrun, ValueError, RecursionError):
                 continue
-            if response.headers.get("server"):
-                said.setdefault("server", response.headers["server"][:200])
-            if not isinstance(data, dict):
-                continue
-            if url.endswith("/models") and isinstance(data.get("data"), list):
-                ids = [e.get("id") for e in data["data"] if isinstance(e, dict)]
-                said["models"] = [i for i in ids if isinstance(i, str)][:20]
-            elif url.endswith("/version"):
-                for key in ("version", "profile"):
-                    if isinstance(data.get(key), str):
-                        said[key if key == "version" else "reference_profile"] = data[key][:200]
+            if headers.get("server"):
+                said.setdefault("server", headers["server"][:200])
+            if isinstance(data, dict):
+                said |= _said(url, data)
         return said
 
     def close(self) -> None:
