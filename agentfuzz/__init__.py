@@ -15,9 +15,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentfuzz.findings.finding import Finding
-    from agentfuzz.findings.report import Report
-    from agentfuzz.findings.status import Status
     from agentfuzz.judge.judge import Judge, Verdict
     from agentfuzz.model.history import (
         AssistantMessage,
@@ -35,12 +32,15 @@ if TYPE_CHECKING:
     from agentfuzz.model.summary import Summary
     from agentfuzz.oracles import check, register
     from agentfuzz.oracles import names as oracle_names
+    from agentfuzz.output.findings.finding import Finding
+    from agentfuzz.output.findings.report import Report
+    from agentfuzz.output.findings.status import Status
     from agentfuzz.request.profiles import Profile, list_profiles, load_profile
     from agentfuzz.runs.campaign import run
     from agentfuzz.runs.config import FuzzConfig
     from agentfuzz.strategies import cases, plans
     from agentfuzz.tape.replay import replay_bundle, replay_cassette, resend_bundle
-    from agentfuzz.target import Target
+    from agentfuzz.wire.target import Target
 
 __version__ = "0.1.0"
 
@@ -49,7 +49,7 @@ _HOMES = {
     "AssistantMessage": ("model.history", "AssistantMessage"),
     "Case": ("model.history", "Case"),
     "Exchange": ("model.observation", "Exchange"),
-    "Finding": ("findings.finding", "Finding"),
+    "Finding": ("output.findings.finding", "Finding"),
     "FuzzConfig": ("runs.config", "FuzzConfig"),
     "History": ("model.history", "History"),
     "Judge": ("judge.judge", "Judge"),
@@ -57,11 +57,11 @@ _HOMES = {
     "Options": ("model.history", "Options"),
     "Profile": ("request.profiles", "Profile"),
     "ReasoningItem": ("model.history", "ReasoningItem"),
-    "Report": ("findings.report", "Report"),
-    "Status": ("findings.status", "Status"),
+    "Report": ("output.findings.report", "Report"),
+    "Status": ("output.findings.status", "Status"),
     "Summary": ("model.summary", "Summary"),
     "SystemMessage": ("model.history", "SystemMessage"),
-    "Target": ("target", "Target"),
+    "Target": ("wire.target", "Target"),
     "Tool": ("model.history", "Tool"),
     "ToolCall": ("model.history", "ToolCall"),
     "ToolResult": ("model.history", "ToolResult"),

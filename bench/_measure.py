@@ -23,15 +23,15 @@ import httpx
 from _common import ROOT, Row, Stopwatch, agentfuzz_command, served
 
 from agentfuzz import FuzzConfig, Report
-from agentfuzz.findings.status import Status
-from agentfuzz.findings.store import FindingStore
 from agentfuzz.model.history import Api, Case
+from agentfuzz.output.findings.status import Status
+from agentfuzz.output.findings.store import FindingStore
 from agentfuzz.reduce.reduction import case_size
 from agentfuzz.request.profiles import load_profile
 from agentfuzz.runs import campaign
 from agentfuzz.tape.replay import cassette_files, replay_cassette
-from agentfuzz.target import Target
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.target import Target
+from agentfuzz.wire.transport.live import LiveTransport
 
 
 @contextlib.contextmanager

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from agentfuzz import FuzzConfig
-from agentfuzz.findings.status import Status
-from agentfuzz.findings.store import FindingStore
 from agentfuzz.model.history import Api
+from agentfuzz.output.findings.status import Status
+from agentfuzz.output.findings.store import FindingStore
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.request.profiles import load_profile
 from agentfuzz.runs import campaign

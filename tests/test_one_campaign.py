@@ -18,7 +18,7 @@ import pytest
 from agentfuzz import FuzzConfig, load_profile, run
 from agentfuzz.cli import main
 from agentfuzz.reference import serve_in_thread
-from agentfuzz.target import first_model
+from agentfuzz.wire.target import first_model
 
 SEED, EXAMPLES = 6, 5
 

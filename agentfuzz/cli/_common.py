@@ -25,7 +25,7 @@ from agentfuzz.cli._suggest import closest
 from agentfuzz.errors import EXIT_UNREACHABLE, EXIT_USAGE, ModelListError, TargetUnreachable
 from agentfuzz.judge.judge import oracle_names as known_oracles
 from agentfuzz.model.accepted import base_url_problem
-from agentfuzz.target import first_model, listed_models, wait_for_server
+from agentfuzz.wire.target import first_model, listed_models, wait_for_server
 
 __all__ = [
     "DEFAULT_SERVE_PROFILE",

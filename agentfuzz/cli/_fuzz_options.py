@@ -25,7 +25,7 @@ from agentfuzz.cli._options import (
     secret_options,
 )
 from agentfuzz.model.accepted import RECORD_MODES
-from agentfuzz.reports import FORMATS as REPORT_FORMATS
+from agentfuzz.output.reports import FORMATS as REPORT_FORMATS
 
 __all__ = ["FuzzOptions", "fuzz_options"]
 

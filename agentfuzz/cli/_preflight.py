@@ -26,7 +26,7 @@ from agentfuzz.errors import EXIT_USAGE, InputError
 from agentfuzz.judge.judge import oracle_names as known_oracles
 from agentfuzz.model.history import Case
 from agentfuzz.model.modes import ALL_MODES, Kind
-from agentfuzz.reports import unwritable
+from agentfuzz.output.reports import unwritable
 from agentfuzz.request.profiles import Profile, list_profiles, load_profile
 from agentfuzz.runs.campaign import RecordedTarget, recorded_workers, replayed, seed_sessions
 

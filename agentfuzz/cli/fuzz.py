@@ -36,10 +36,10 @@ from agentfuzz.cli._render import summary
 from agentfuzz.cli.progress import HEARTBEAT_GAP, ProgressLine
 from agentfuzz.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNREACHABLE, EXIT_USAGE
 from agentfuzz.model.summary import Summary
-from agentfuzz.reports import write_reports
+from agentfuzz.output.reports import write_reports
 from agentfuzz.runs.campaign import RecordedTarget, run_campaign
 from agentfuzz.runs.config import FuzzConfig
-from agentfuzz.target import BackendLog
+from agentfuzz.wire.target import BackendLog
 
 __all__ = ["fuzz"]
 

@@ -29,7 +29,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, Tex
 from rich.text import Text
 
 from agentfuzz.cli._printable import printable
-from agentfuzz.findings.status import Status
+from agentfuzz.output.findings.status import Status
 
 __all__ = [
     "HEARTBEAT_EVERY",

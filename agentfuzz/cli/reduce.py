@@ -97,7 +97,7 @@ def reduce(
     """
     from agentfuzz.errors import NothingToReduce
     from agentfuzz.runs.reduce import reduce_input
-    from agentfuzz.target import Target
+    from agentfuzz.wire.target import Target
 
     if oracle is not None:
         oracle_names(oracle)

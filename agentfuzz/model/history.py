@@ -1,6 +1,6 @@
 """The agent history: what a client sends, in a form that belongs to no wire dialect.
 
-Everything here is a frozen pydantic model. Dialects (``agentfuzz.dialects``) turn a
+Everything here is a frozen pydantic model. Dialects (``agentfuzz.wire.dialects``) turn a
 ``Case`` into the exact JSON of a ``/v1/chat/completions`` or ``/v1/responses`` request;
 strategies build ``Case`` values; nothing in this module knows about either.
 """

@@ -34,7 +34,7 @@ import pytest
 from agentfuzz.tape.campaigns import is_campaign_cassette
 
 if TYPE_CHECKING:
-    from agentfuzz.findings.report import Report
+    from agentfuzz.output.findings.report import Report
 
 __all__ = ["CampaignRunner", "campaign_folder", "is_campaign_cassette"]
 
@@ -155,7 +155,7 @@ class CampaignRunner:
         if self.model is not None:
             return self.model
         from agentfuzz.errors import ModelListError, TargetUnreachable
-        from agentfuzz.target import first_model
+        from agentfuzz.wire.target import first_model
 
         assert self.base_url is not None
         try:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agentfuzz.model.history import Case
     from agentfuzz.model.observation import Observation
     from agentfuzz.pytest.campaign import CampaignRunner
-    from agentfuzz.target import Target
+    from agentfuzz.wire.target import Target
 
 __all__ = [
     "agentfuzz_base_url",
@@ -48,7 +48,7 @@ def agentfuzz_target(
     if not agentfuzz_base_url:
         pytest.skip("needs a live server: --agentfuzz-base-url")
     from agentfuzz.errors import ModelListError, TargetUnreachable
-    from agentfuzz.target import Target, first_model
+    from agentfuzz.wire.target import Target, first_model
 
     key = os.environ.get("OPENAI_API_KEY")
     model: str | None = pytestconfig.getoption("agentfuzz_model")

@@ -173,7 +173,7 @@ def _resend(path: Path, base_url: str, model: str | None, rewrite: bool) -> None
     from agentfuzz.errors import TargetUnreachable
     from agentfuzz.judge.judge import check
     from agentfuzz.tape.codec import Recorded
-    from agentfuzz.target import Target
+    from agentfuzz.wire.target import Target
 
     about, sends = _recorded_requests(path)
     # The Target's own model is unused here: each request goes as recorded.

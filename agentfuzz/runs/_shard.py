@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from agentfuzz.errors import TargetUnreachable
-from agentfuzz.findings.status import Status
 from agentfuzz.model.files import write_atomically
+from agentfuzz.output.findings.status import Status
 from agentfuzz.runs.campaign import RunBroke, run_unfolded
 from agentfuzz.runs.config import FuzzConfig, ShardSpec
 

@@ -28,16 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentfuzz.errors import NotInCassette, TargetUnreachable
-from agentfuzz.findings.bundle import set_aside
-from agentfuzz.findings.fold import fold
-from agentfuzz.findings.report import Report
-from agentfuzz.findings.store import FindingStore
 from agentfuzz.judge.judge import oracle_names
 from agentfuzz.model.files import disk_full, disk_full_line, write_atomically
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Violation
 from agentfuzz.model.secrets import remember
 from agentfuzz.model.summary import Summary
+from agentfuzz.output.findings.bundle import set_aside
+from agentfuzz.output.findings.fold import fold
+from agentfuzz.output.findings.report import Report
+from agentfuzz.output.findings.store import FindingStore
 from agentfuzz.runs import engine
 from agentfuzz.runs.config import FuzzConfig, found_by
 from agentfuzz.runs.engine import Engine, RunBroke
@@ -51,7 +51,7 @@ from agentfuzz.tape.campaigns import (
     recorded_campaign,
     shard_tapes,
 )
-from agentfuzz.target import Target
+from agentfuzz.wire.target import Target
 
 __all__ = [
     "NOWHERE",

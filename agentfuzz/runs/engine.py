@@ -22,9 +22,6 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.errors import NotInCassette, TargetUnreachable
-from agentfuzz.findings.finding import Finding
-from agentfuzz.findings.report import Report, TurnTable
-from agentfuzz.findings.store import FindingStore
 from agentfuzz.judge.judge import Judge, Verdict, same_failure
 from agentfuzz.judge.session import Turn, run_session
 from agentfuzz.judge.trials import MEASURE_TRIES, tries_for
@@ -33,6 +30,9 @@ from agentfuzz.model.modes import Kind, Mode, label, slug
 from agentfuzz.model.observation import Observation, Violation
 from agentfuzz.model.plan import Plan
 from agentfuzz.oracles import by_symptom
+from agentfuzz.output.findings.finding import Finding
+from agentfuzz.output.findings.report import Report, TurnTable
+from agentfuzz.output.findings.store import FindingStore
 from agentfuzz.reduce.explain import explain, note_minted
 from agentfuzz.reduce.reduction import reduce_case
 from agentfuzz.runs.config import FuzzConfig
@@ -50,7 +50,7 @@ from agentfuzz.runs.tally import Tally
 from agentfuzz.runs.witness import Witness
 from agentfuzz.strategies import cases, plans, seeded
 from agentfuzz.tape.codec import Recorded, record_example
-from agentfuzz.target import Target
+from agentfuzz.wire.target import Target
 
 __all__ = ["Engine", "Progress", "RunBroke", "now"]
 

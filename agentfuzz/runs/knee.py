@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from agentfuzz.errors import ProbeFailed
-from agentfuzz.target import Target
+from agentfuzz.wire.target import Target
 
 __all__ = ["GROW", "SHARE", "Curve", "ProbeFailed", "find_knee", "probe"]
 

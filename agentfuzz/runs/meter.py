@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentfuzz.findings.status import Status
-from agentfuzz.findings.store import FindingStore
+from agentfuzz.output.findings.status import Status
+from agentfuzz.output.findings.store import FindingStore
 from agentfuzz.runs.passes import EnoughFailures, Interrupted, OutOfTime
 
 __all__ = ["Meter", "Progress"]

@@ -18,20 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentfuzz.dialects import InputError, parse_text
 from agentfuzz.errors import NothingToReduce
-from agentfuzz.findings.bundle import Repro, observed_summary, write_bundle
 from agentfuzz.judge.judge import Judge, Verdict, any_of
 from agentfuzz.judge.trials import MEASURE_TRIES, tries_for
 from agentfuzz.model.files import write_atomically
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, Violation
+from agentfuzz.output.findings.bundle import Repro, observed_summary, write_bundle
 from agentfuzz.reduce.reduction import reduce_case
 from agentfuzz.reduce.validity import repair
 from agentfuzz.runs.config import new_run_id, version
 from agentfuzz.tape.codec import read_turns
 from agentfuzz.tape.replay import replay_cassette
-from agentfuzz.target import Target, wire_items
+from agentfuzz.wire.dialects import InputError, parse_text
+from agentfuzz.wire.target import Target, wire_items
 
 __all__ = [
     "InputError",

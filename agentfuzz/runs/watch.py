@@ -29,18 +29,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentfuzz.dialects import parse_request
 from agentfuzz.errors import InputError
-from agentfuzz.findings.bundle import Repro, observed_summary, session_json, write_bundle
 from agentfuzz.judge.judge import Judge
 from agentfuzz.judge.session import Turn
 from agentfuzz.model.files import write_atomically
 from agentfuzz.model.history import Api, AssistantMessage, Case, ForeignItem, Provenance, ToolResult
 from agentfuzz.model.observation import Observation, Violation
+from agentfuzz.output.findings.bundle import Repro, observed_summary, session_json, write_bundle
 from agentfuzz.tape.codec import Recorded, write_cassette
-from agentfuzz.target import Target
-from agentfuzz.transport.live import BODY_LIMIT, LiveTransport
-from agentfuzz.transport.relay import Forwarded, relay_app, replayed, run_relay, serving_relay
+from agentfuzz.wire.dialects import parse_request
+from agentfuzz.wire.target import Target
+from agentfuzz.wire.transport.live import BODY_LIMIT, LiveTransport
+from agentfuzz.wire.transport.relay import Forwarded, relay_app, replayed, run_relay, serving_relay
 
 __all__ = ["Caught", "Watch", "reachable", "run_proxy", "watching"]
 

@@ -30,11 +30,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentfuzz.findings.bundle import claimed_dir
-from agentfuzz.findings.status import Status
 from agentfuzz.model.files import write_atomically
 from agentfuzz.model.summary import Coverage, FailedShard, FindingRow, Latency, Summary, TurnRow
 from agentfuzz.oracles import suspect
+from agentfuzz.output.findings.bundle import claimed_dir
+from agentfuzz.output.findings.status import Status
 from agentfuzz.runs.config import FuzzConfig, ShardSpec
 from agentfuzz.runs.engine import Progress
 

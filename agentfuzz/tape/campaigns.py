@@ -64,7 +64,7 @@ def forget_campaign(folder: Path) -> None:
 def recorded_campaign(folder: Path) -> dict[str, Any] | None:
     """What the campaign cassettes in ``folder`` say about the run that recorded them (target,
     model, profile, seed), or None when the folder holds none."""
-    from agentfuzz.transport.cassette import load_cassette, metadata
+    from agentfuzz.wire.transport.cassette import load_cassette, metadata
 
     parts = campaign_parts(folder) if folder.is_dir() else []
     if not parts and folder.is_dir() and (shards := shard_tapes(folder)):

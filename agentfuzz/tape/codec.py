@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from agentfuzz.model.history import Case
 from agentfuzz.model.modes import slug
 from agentfuzz.model.observation import BackendRequest, Observation, SSEEvent, Violation
-from agentfuzz.transport.cassette import (
+from agentfuzz.wire.transport.cassette import (
     CassetteError,
     Tape,
     interaction_of,

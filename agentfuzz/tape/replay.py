@@ -19,12 +19,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentfuzz import oracles
-from agentfuzz.dialects import proxied
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, Related, Violation
 from agentfuzz.tape.codec import load_turns
-from agentfuzz.target import Target
-from agentfuzz.transport.cassette import RecordedAnswer, ReplayTransport, split_at_random
+from agentfuzz.wire.dialects import proxied
+from agentfuzz.wire.target import Target
+from agentfuzz.wire.transport.cassette import RecordedAnswer, ReplayTransport, split_at_random
 
 __all__ = [
     "CassetteReplay",

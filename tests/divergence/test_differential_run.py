@@ -22,8 +22,8 @@ from agentfuzz.model.history import Case, History, Options, UserMessage
 from agentfuzz.model.observation import Observation
 from agentfuzz.tape.codec import Recorded, write_cassette
 from agentfuzz.tape.replay import replay_cassette
-from agentfuzz.target import Target
-from agentfuzz.transport.cassette import CassetteError
+from agentfuzz.wire.target import Target
+from agentfuzz.wire.transport.cassette import CassetteError
 
 from .conftest import fuzz
 

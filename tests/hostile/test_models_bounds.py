@@ -15,8 +15,8 @@ from typing import BinaryIO
 import pytest
 
 from agentfuzz.errors import ModelListError
-from agentfuzz.target import Target, first_model, wait_for_server
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.target import Target, first_model, wait_for_server
+from agentfuzz.wire.transport.live import LiveTransport
 from tests.hostile.servers import Request, quick_server, stream_head
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")

@@ -15,11 +15,11 @@ from email.utils import format_datetime
 from typing import BinaryIO
 
 from agentfuzz import oracles
-from agentfuzz.dialects import assemble
 from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.model.observation import SLOW, Exchange
-from agentfuzz.transport._overload import pause_asked
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.dialects import assemble
+from agentfuzz.wire.transport._overload import pause_asked
+from agentfuzz.wire.transport.live import LiveTransport
 from tests.hostile.servers import Request, quick_server, respond
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}

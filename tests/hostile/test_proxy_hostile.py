@@ -122,8 +122,8 @@ def test_waiting_on_an_upstream_without_v1_ends_with_the_hint(
 
 
 def test_the_copy_kept_for_the_judge_stops_at_the_fuzzers_limit() -> None:
-    from agentfuzz.transport._answer import Copy
-    from agentfuzz.transport.live import BODY_LIMIT
+    from agentfuzz.wire.transport._answer import Copy
+    from agentfuzz.wire.transport.live import BODY_LIMIT
 
     copy = Copy()
     block = b"x" * (1 << 20)

@@ -13,10 +13,10 @@ from typing import BinaryIO
 import pytest
 
 from agentfuzz import oracles
-from agentfuzz.dialects import assemble
 from agentfuzz.model.history import Case, History, Tool, UserMessage
 from agentfuzz.model.observation import Exchange
-from agentfuzz.target import Target
+from agentfuzz.wire.dialects import assemble
+from agentfuzz.wire.target import Target
 from tests.hostile.servers import Request, quick_server, respond
 
 TOOL = Tool(name="get_weather", description="weather", parameters={"type": "object"})

@@ -16,11 +16,11 @@ import pytest
 from httpx_sse import EventSource
 
 from agentfuzz import oracles
-from agentfuzz.dialects import assemble
 from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.model.observation import SLOW, Exchange
-from agentfuzz.transport import _bounded
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.dialects import assemble
+from agentfuzz.wire.transport import _bounded
+from agentfuzz.wire.transport.live import LiveTransport
 from tests.hostile.servers import Handler, Request, quick_server, stream_head
 
 # A server that writes until the client hangs up fails on closing what its write buffer still

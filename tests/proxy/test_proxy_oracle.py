@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from agentfuzz import oracles
-from agentfuzz.dialects import proxied
 from agentfuzz.model.history import Case, History
 from agentfuzz.model.observation import BackendRequest, Exchange, Observation
+from agentfuzz.wire.dialects import proxied
 
 CHAT = "/v1/chat/completions"
 RESPONSES = "/v1/responses"

@@ -14,7 +14,7 @@ from agentfuzz import FuzzConfig, Report, run
 from agentfuzz.cli import cli
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.request.profiles import load_profile
-from agentfuzz.transport.cassette import NotInCassette
+from agentfuzz.wire.transport.cassette import NotInCassette
 
 MODES = (("responses", True), ("chat", False))
 CLOSED = "http://127.0.0.1:9/v1"  # nothing listens there: any request to it would fail

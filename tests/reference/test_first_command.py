@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from agentfuzz.cli import cli
-from agentfuzz.dialects import parse_text
 from agentfuzz.reduce.validity import flaws
 from agentfuzz.reference import serve_in_thread
+from agentfuzz.wire.dialects import parse_text
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from agentfuzz.errors import ProfileError
 from agentfuzz.model.history import Case, History, Options, UserMessage
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.request.profiles import KnobDefaults, load_profile
-from agentfuzz.target import Target
+from agentfuzz.wire.target import Target
 
 DEFAULTS = KnobDefaults(seed=0, temperature=0.0, max_tokens=64)
 

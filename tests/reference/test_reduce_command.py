@@ -12,14 +12,14 @@ from click.testing import CliRunner
 
 from agentfuzz import oracles
 from agentfuzz.cli import cli
-from agentfuzz.dialects import assemble, build_request, parse_text
 from agentfuzz.judge.session import run_session
 from agentfuzz.model.history import Case, Tool
 from agentfuzz.model.plan import Plan, Step
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.runs.reduce import reduce_input, write_reduction
-from agentfuzz.target import Target
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.dialects import assemble, build_request, parse_text
+from agentfuzz.wire.target import Target
+from agentfuzz.wire.transport.live import LiveTransport
 
 MODEL = "kimi-k2-reference"
 TOOLS = (

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 
 from agentfuzz import FuzzConfig, oracles, run
 from agentfuzz.cli import cli
-from agentfuzz.dialects import assemble
 from agentfuzz.model.history import Case
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.request.profiles import load_profile
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.dialects import assemble
+from agentfuzz.wire.transport.live import LiveTransport
 
 SEED = "7"
 _CALL_HEX16 = re.compile(r"call_[0-9a-f]{16}")

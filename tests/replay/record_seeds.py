@@ -20,8 +20,8 @@ from agentfuzz.model.modes import ALL_MODES
 from agentfuzz.model.plan import Plan, Policy, Step
 from agentfuzz.reference import BEHAVIOURS, serve_in_thread
 from agentfuzz.tape.codec import Recorded, write_cassette
-from agentfuzz.target import Target
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.target import Target
+from agentfuzz.wire.transport.live import LiveTransport
 
 WEATHER = Tool(
     name="get_weather",

@@ -18,7 +18,7 @@ from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.oracles import check
 from agentfuzz.tape.codec import Recorded, write_cassette
 from agentfuzz.tape.replay import replay_cassette
-from agentfuzz.target import Target
+from agentfuzz.wire.target import Target
 
 _ROLE = (
     b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",'

@@ -18,10 +18,10 @@ import yaml
 from vcr.cassette import Cassette
 
 from agentfuzz.tape.replay import cassette_files
-from agentfuzz.transport._cassette_format import _config, _Parsed, _ReadableYaml
-from agentfuzz.transport._cassette_format import vcr_request as _vcr_request
-from agentfuzz.transport._yaml import SafeLoader
-from agentfuzz.transport.cassette import (
+from agentfuzz.wire.transport._cassette_format import _config, _Parsed, _ReadableYaml
+from agentfuzz.wire.transport._cassette_format import vcr_request as _vcr_request
+from agentfuzz.wire.transport._yaml import SafeLoader
+from agentfuzz.wire.transport.cassette import (
     CassetteTransport,
     ReplayTransport,
     interaction_of,
@@ -30,7 +30,7 @@ from agentfuzz.transport.cassette import (
     save_cassette,
     split_at_random,
 )
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.transport.live import LiveTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = cassette_files([ROOT / "cassettes"])

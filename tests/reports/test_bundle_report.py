@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentfuzz.reports.bundle import ANSWER_CHARS, report_text
+from agentfuzz.output.reports.bundle import ANSWER_CHARS, report_text
 
 PROXY = {
     "command": "agentfuzz proxy --upstream http://gpu:8000/v1",

@@ -11,7 +11,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from agentfuzz.model.summary import FindingRow, Latency, Summary, Symptom
-from agentfuzz.reports import write_reports
+from agentfuzz.output.reports import write_reports
 
 from ._check import assert_valid_junit
 

@@ -13,10 +13,10 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from agentfuzz.model.summary import Coverage, FindingRow, Summary, TurnRow
-from agentfuzz.reports import unwritable, write_reports
-from agentfuzz.reports._junit import junit_xml
-from agentfuzz.reports._markdown import markdown
-from agentfuzz.reports._model import gather
+from agentfuzz.output.reports import unwritable, write_reports
+from agentfuzz.output.reports._junit import junit_xml
+from agentfuzz.output.reports._markdown import markdown
+from agentfuzz.output.reports._model import gather
 
 from ._check import assert_valid_junit, rendered_dom, screenshot, visible
 

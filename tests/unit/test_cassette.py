@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agentfuzz.transport.cassette import (
+from agentfuzz.wire.transport.cassette import (
     CassetteError,
     Interaction,
     NotInCassette,
@@ -21,7 +21,7 @@ from agentfuzz.transport.cassette import (
     save_cassette,
     split_at_random,
 )
-from agentfuzz.transport.live import LiveTransport
+from agentfuzz.wire.transport.live import LiveTransport
 
 SSE = b'data: {"a": 1}\n\ndata: {"b": "\xc3\xa9"}\n\ndata: [DONE]\n\n'
 

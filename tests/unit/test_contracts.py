@@ -8,7 +8,7 @@ from agentfuzz import FuzzConfig, Summary, load_profile
 from agentfuzz.model.summary import FailedShard
 from agentfuzz.runs.config import ShardSpec
 from agentfuzz.runs.workers import spec_of
-from agentfuzz.target import BackendLog
+from agentfuzz.wire.target import BackendLog
 
 ONE_RUN = [
     "findings",

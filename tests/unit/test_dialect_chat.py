@@ -12,7 +12,6 @@ from openai.types.chat.completion_create_params import (
 )
 from pydantic import TypeAdapter
 
-from agentfuzz.dialects import assemble, build_request
 from agentfuzz.model.history import (
     AssistantMessage,
     Case,
@@ -26,6 +25,7 @@ from agentfuzz.model.history import (
     UserMessage,
 )
 from agentfuzz.model.observation import Exchange, ObservedCall, SSEEvent
+from agentfuzz.wire.dialects import assemble, build_request
 
 URL = "http://127.0.0.1:1/v1/chat/completions"
 WEATHER = Tool(

@@ -13,7 +13,6 @@ from openai.types.responses.response_create_params import (
 )
 from pydantic import TypeAdapter
 
-from agentfuzz.dialects import assemble, build_request
 from agentfuzz.model.history import (
     AssistantMessage,
     Case,
@@ -27,6 +26,7 @@ from agentfuzz.model.history import (
     UserMessage,
 )
 from agentfuzz.model.observation import Exchange, ItemSighting, ObservedCall, SSEEvent
+from agentfuzz.wire.dialects import assemble, build_request
 
 URL = "http://127.0.0.1:1/v1/responses"
 WEATHER = Tool(name="get_weather", description="Weather", parameters={"type": "object"})

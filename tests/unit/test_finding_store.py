@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from agentfuzz.findings.store import FindingStore
 from agentfuzz.judge.session import Turn
 from agentfuzz.model.history import Case, History, Provenance, UserMessage
 from agentfuzz.model.observation import Exchange, Observation, SSEEvent, Violation
+from agentfuzz.output.findings.store import FindingStore
 
 URL = "http://127.0.0.1:9/v1/responses"
 V = Violation("empty_turn", "nothing", "", "empty_turn")

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from agentfuzz.findings.fold import fold
 from agentfuzz.model.summary import FindingRow, Summary
+from agentfuzz.output.findings.fold import fold
 
 
 def _row(tmp: Path, oracle: str, signature: str, history: str, *cofired: str) -> FindingRow:

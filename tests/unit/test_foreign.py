@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, find, settings
 from starlette.testclient import TestClient
 
-from agentfuzz.dialects import assemble, build_request, parse_request
 from agentfuzz.model.history import Api, Case, ForeignItem, History, Options, Tool, UserMessage
 from agentfuzz.model.observation import Exchange, SSEEvent
 from agentfuzz.oracles import check
@@ -24,6 +23,7 @@ from agentfuzz.request.profiles import load_profile
 from agentfuzz.request.surface import FILLER, used
 from agentfuzz.strategies import cases
 from agentfuzz.strategies._foreign import CUSTOM_NAME, strict_schema
+from agentfuzz.wire.dialects import assemble, build_request, parse_request
 
 DEFAULT = load_profile("default")
 FIND = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck))

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, find, settings
 
-from agentfuzz.dialects import build_request, parse_request
 from agentfuzz.model.history import (
     Api,
     AssistantMessage,
@@ -29,6 +28,7 @@ from agentfuzz.request.profiles import Profile
 from agentfuzz.request.surface import FORMS, used
 from agentfuzz.strategies import cases
 from agentfuzz.strategies._histories import MARKUP_TEMPLATES
+from agentfuzz.wire.dialects import build_request, parse_request
 
 FIND = settings(database=None, max_examples=3000, suppress_health_check=list(HealthCheck))
 CALL = ToolCall(id="call_1", name="get_weather", arguments="{}")

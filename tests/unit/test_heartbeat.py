@@ -10,7 +10,7 @@ import io
 from rich.console import Console
 
 from agentfuzz.cli.progress import ProgressLine, doing, heartbeat
-from agentfuzz.findings.status import Status
+from agentfuzz.output.findings.status import Status
 
 KEYS = (("tool_choice", "a"), ("tool_choice", "b"), ("empty_turn", "x"))
 

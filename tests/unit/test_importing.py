@@ -10,14 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentfuzz.dialects import (
-    InputError,
-    build_request,
-    parse_input,
-    parse_jsonl,
-    parse_request,
-    parse_text,
-)
 from agentfuzz.model.history import (
     AssistantMessage,
     Case,
@@ -33,6 +25,14 @@ from agentfuzz.model.history import (
 )
 from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies import cases
+from agentfuzz.wire.dialects import (
+    InputError,
+    build_request,
+    parse_input,
+    parse_jsonl,
+    parse_request,
+    parse_text,
+)
 
 PROFILE = Profile()
 ROUND_TRIP = settings(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from agentfuzz.dialects import assemble
 from agentfuzz.judge.judge import Judge, Verdict, any_of, same_failure
 from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.model.observation import Exchange, Observation
+from agentfuzz.wire.dialects import assemble
 
 CASE = Case(history=History(items=(UserMessage(text="hi"),)))
 

@@ -1,7 +1,10 @@
 """The layers in ARCHITECTURE.md run one way, and every "never" it says holds.
 
-The package is laid out by role: each top-level part (a package, or one of the few modules at
-the top) has a layer, and no module imports a part whose layer is above its own.
+The package is laid out by role: each part (a package, or one of the few modules at the top) has
+a layer, and no module imports a part whose layer is above its own. Two top-level packages group
+parts that work together: ``wire/`` (dialects, transport, target: a case out, an observation
+back) and ``output/`` (findings, reports: what a run leaves for people); their parts keep their
+own layers.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ LAYERS = {
     "__init__": 12,
     "__main__": 13,
 }
-# Packages, by role; the rest of LAYERS are modules at the top of the package.
+# Packages, by role; the rest of LAYERS are modules at the top of the package or of a group.
 _PACKAGES = {
     "model",
     "request",
@@ -54,6 +57,8 @@ _PACKAGES = {
     "pytest",
     "reference",
 }
+# Top-level groups -> the parts inside them.
+_GROUPS = {"wire": {"dialects", "transport", "target"}, "output": {"findings", "reports"}}
 _FACES = ("cli", "pytest")
 
 
@@ -61,8 +66,17 @@ def _sources() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
 
 
+def _part_of(names: tuple[str, ...]) -> str:
+    """The part a module path (``("wire", "dialects", "chat.py")``) or a dotted name's tail
+    (``("wire", "target")``) belongs to: a group's part, or the top-level part."""
+    first = names[0].removesuffix(".py")
+    if first in _GROUPS and len(names) > 1:
+        return names[1].removesuffix(".py")
+    return first
+
+
 def _part(path: Path) -> str:
-    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    return _part_of(path.relative_to(PACKAGE).parts)
 
 
 def _rel(path: Path) -> str:
@@ -85,7 +99,7 @@ def _dotted(path: Path) -> set[str]:
 def _parts(path: Path) -> set[str]:
     """The agentfuzz top-level parts a module imports (a public name of ``agentfuzz`` itself,
     ``from agentfuzz import run``, is the public face's)."""
-    parts = {n.split(".")[1] for n in _dotted(path) if n.startswith("agentfuzz.")}
+    parts = {_part_of(tuple(n.split(".")[1:])) for n in _dotted(path) if n.startswith("agentfuzz.")}
     return {p if p in LAYERS or p in _PACKAGES else "__init__" for p in parts}
 
 
@@ -97,7 +111,14 @@ def test_at_most_eight_modules_at_the_top_and_every_part_has_a_layer() -> None:
     top = [p.name for p in PACKAGE.glob("*.py")]
     assert len(top) <= 8, top
     folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
-    assert folders == _PACKAGES
+    grouped = set().union(*_GROUPS.values())
+    assert folders == (_PACKAGES - grouped) | set(_GROUPS)
+    for group, parts in _GROUPS.items():
+        inside = {p.name.removesuffix(".py") for p in (PACKAGE / group).iterdir()}
+        assert parts <= inside, group
+        # A group's face only names its parts: it defines and re-exports nothing.
+        face = ast.parse((PACKAGE / group / "__init__.py").read_text())
+        assert all(isinstance(n, ast.Expr) for n in face.body), group
     assert {_part(p) for p in _sources()} - {"reference"} <= set(LAYERS)
 
 
@@ -165,7 +186,7 @@ def test_vcrpy_and_sockets_live_in_the_transport_alone() -> None:
 
 
 def _uses_transport_beyond_errors(path: Path) -> list[str]:
-    return sorted(n for n in _dotted(path) if n.startswith("agentfuzz.transport"))
+    return sorted(n for n in _dotted(path) if n.startswith("agentfuzz.wire.transport"))
 
 
 def test_faces_findings_and_bundles_use_no_transport() -> None:
@@ -204,7 +225,7 @@ def test_runs_read_oracle_knowledge_through_the_registry_alone() -> None:
 
 
 def test_the_target_never_imports_the_tape() -> None:
-    assert not _parts(PACKAGE / "target.py") & {"tape", "findings", "runs", "judge"}
+    assert not _parts(PACKAGE / "wire" / "target.py") & {"tape", "findings", "runs", "judge"}
 
 
 def test_outside_the_dialects_only_the_target_assembles_answers() -> None:
@@ -213,7 +234,7 @@ def test_outside_the_dialects_only_the_target_assembles_answers() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            from_dialects = (node.module or "").startswith("agentfuzz.dialects")
+            from_dialects = (node.module or "").startswith("agentfuzz.wire.dialects")
             if from_dialects and any(a.name == "assemble" for a in node.names):
                 users.add(_part(path))
     assert users <= {"dialects", "target"}

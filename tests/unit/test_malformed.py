@@ -11,7 +11,6 @@ import pytest
 from starlette.testclient import TestClient
 
 from agentfuzz import Target
-from agentfuzz.dialects import build_request, wire_body
 from agentfuzz.judge.judge import check
 from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.reduce.reduction import reduce_case
@@ -19,6 +18,7 @@ from agentfuzz.reference import create_app
 from agentfuzz.request.surface import MALFORMED, used
 from agentfuzz.runs.tally import Tally
 from agentfuzz.tape.codec import Recorded, read_turns, write_cassette
+from agentfuzz.wire.dialects import build_request, wire_body
 
 
 def _case(kind: str | None, api: str = "chat") -> Case:

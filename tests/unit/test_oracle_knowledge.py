@@ -21,7 +21,7 @@ from agentfuzz.oracles import (
     rank,
     suspect,
 )
-from agentfuzz.reports.bundle import look_for, report_text
+from agentfuzz.output.reports.bundle import look_for, report_text
 from agentfuzz.request.relations import RELATIONS
 
 # Which of one cause's symptoms names it, first to last, as the fold has always read it.

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from agentfuzz.dialects import assemble
 from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.model.observation import Exchange, SSEEvent
 from agentfuzz.oracles._knob import knob
 from agentfuzz.request.profiles import Profile
+from agentfuzz.wire.dialects import assemble
 
 CHAT = Case(history=History(items=(UserMessage(text="hi"),)))
 RESPONSES = CHAT.model_copy(update={"api": "responses"})

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from agentfuzz.dialects import assemble
 from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.model.observation import Exchange, Observation, Related, Violation
 from agentfuzz.oracles import check, relation_of, steady
+from agentfuzz.wire.dialects import assemble
 
 ASK = UserMessage(text="Use get_weather and search.")
 CASE = Case(

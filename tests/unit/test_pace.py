@@ -25,7 +25,7 @@ from agentfuzz.request.profiles import KnobDefaults, load_profile
 from agentfuzz.runs import campaign
 from agentfuzz.runs.config import FuzzConfig
 from agentfuzz.runs.pace import BOUND, SLOW_LIMIT, Pace
-from agentfuzz.target import Target
+from agentfuzz.wire.target import Target
 
 _BUDGETS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 CASE = Case(history=History(items=(UserMessage(text="q"),)))

@@ -9,10 +9,10 @@ from pathlib import Path
 from rich.console import Console
 
 from agentfuzz.cli.progress import ProgressLine, failures_text, shrink_text
-from agentfuzz.findings.status import Status
-from agentfuzz.findings.store import FindingStore
 from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.model.observation import Exchange, Observation, Violation
+from agentfuzz.output.findings.status import Status
+from agentfuzz.output.findings.store import FindingStore
 from agentfuzz.runs.workers import groups, merged_status
 
 EMPTY = Violation("empty_turn", "nothing", "", "empty_turn")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentfuzz.dialects import build_request
 from agentfuzz.model.history import (
     AssistantMessage,
     Case,
@@ -31,6 +30,7 @@ from agentfuzz.request.relations import (
 )
 from agentfuzz.request.surface import FILLER
 from agentfuzz.strategies import cases
+from agentfuzz.wire.dialects import build_request
 
 WEATHER = Tool(name="get_weather")
 SEARCH = Tool(name="search")

@@ -2,15 +2,15 @@ import json
 import subprocess
 from pathlib import Path
 
-from agentfuzz.findings.bundle import (
+from agentfuzz.model.history import Case, History, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, Violation
+from agentfuzz.output.findings.bundle import (
     Repro,
     _test_file,
     bundle_dir,
     observed_summary,
     write_bundle,
 )
-from agentfuzz.model.history import Case, History, UserMessage
-from agentfuzz.model.observation import Exchange, Observation, Violation
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 

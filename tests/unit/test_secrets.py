@@ -14,7 +14,7 @@ import pytest
 
 from agentfuzz.model import files, secrets
 from agentfuzz.model.files import write_atomically
-from agentfuzz.transport._cassette_format import _ReadableYaml
+from agentfuzz.wire.transport._cassette_format import _ReadableYaml
 
 PACKAGE = Path(__file__).resolve().parents[2] / "agentfuzz"
 KEY, TEAM = "SECRETKEY123", "hush hush team"
@@ -82,6 +82,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_part(
 _OTHER_WRITERS = {
     "cli/_common.py": "a constant pytest.ini, and an empty probe of --out",
     "runs/workers.py": "the shards' pytest output, written by the child process itself",
+    "cli/puppet.py": "puppet vllm-args --export copies agentfuzz's own processor files, no run data",
 }
 
 

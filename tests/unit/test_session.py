@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from agentfuzz.dialects import build_request
 from agentfuzz.judge.session import Turn, fake_result, run_session, user_text
 from agentfuzz.model.history import (
     Api,
@@ -24,6 +23,7 @@ from agentfuzz.model.observation import Exchange, Observation, ObservedCall, Vio
 from agentfuzz.model.plan import Plan, Policy, Step
 from agentfuzz.request.policies import rewrite_id
 from agentfuzz.request.relations import partner
+from agentfuzz.wire.dialects import build_request
 
 WEATHER_TOOL_NAME = "get_weather"
 TIME_TOOL_NAME = "get_time"

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from agentfuzz.dialects import build_request, parse_request
 from agentfuzz.errors import ProfileError
 from agentfuzz.model.history import Api, Case, History, Options, Tool, UserMessage
 from agentfuzz.model.observation import Exchange, Observation
@@ -29,6 +28,7 @@ from agentfuzz.request.surface import (
 )
 from agentfuzz.strategies import cases
 from agentfuzz.strategies._surface import _FORMS, _form
+from agentfuzz.wire.dialects import build_request, parse_request
 
 DEFAULT = load_profile("default")
 FIND = settings(database=None, max_examples=2000, suppress_health_check=list(HealthCheck))
@@ -133,8 +133,8 @@ def test_reduce_takes_fields_away_one_at_a_time_and_shortens_lists() -> None:
 
 
 def test_with_n_choices_the_turn_is_choice_zero_streamed_or_not() -> None:
-    from agentfuzz.dialects import assemble
     from agentfuzz.model.observation import Exchange, SSEEvent
+    from agentfuzz.wire.dialects import assemble
 
     def chunk(index: int, text: str, finish: str | None = None) -> SSEEvent:
         choice = {"index": index, "delta": {"content": text}, "finish_reason": finish}

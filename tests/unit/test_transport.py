@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from agentfuzz import oracles
-from agentfuzz.dialects import assemble
 from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.model.observation import SSEEvent
-from agentfuzz.transport import LiveTransport, ModelListError, TargetUnreachable
+from agentfuzz.wire.dialects import assemble
+from agentfuzz.wire.transport import LiveTransport, ModelListError, TargetUnreachable
 
 Handler = Callable[[socket.socket, bytes], None]
 KEY = "sk-test-very-secret-0123"

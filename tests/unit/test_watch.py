@@ -12,7 +12,7 @@ from rich.console import Console
 
 from agentfuzz.cli import progress as _progress
 from agentfuzz.cli.progress import ProgressLine
-from agentfuzz.findings.status import Status
+from agentfuzz.output.findings.status import Status
 
 
 class _Sink(io.StringIO):

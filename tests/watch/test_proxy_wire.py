@@ -18,7 +18,7 @@ import pytest
 
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.runs.watch import Watch, watching
-from agentfuzz.transport.relay import Forwarded, relay_app, serving_relay
+from agentfuzz.wire.transport.relay import Forwarded, relay_app, serving_relay
 
 from .conftest import Quiet, one_chunk_then, proxied, serving
 
@@ -286,6 +286,6 @@ def test_the_upstream_gets_the_clients_headers_and_no_others(tmp_path: Path) -> 
     ],
 )
 def test_a_whole_answer_is_told_from_one_cut_short(raw: bytes, whole: bool) -> None:
-    from agentfuzz.transport._answer import whole as _whole
+    from agentfuzz.wire.transport._answer import whole as _whole
 
     assert _whole(raw) is whole

@@ -1,7 +1,0 @@
-"""Transports: the only place that talks to a server. ``live`` uses httpx and httpx-sse."""
-
-from __future__ import annotations
-
-from agentfuzz.transport.live import LiveTransport, ModelListError, TargetUnreachable
-
-__all__ = ["LiveTransport", "ModelListError", "TargetUnreachable"]
