@@ -143,7 +143,7 @@ def test_a_run_records_what_its_config_file_gave_it_without_secrets() -> None:
     the options it supplied, the key and headers left out."""
     Path("agentfuzz.toml").write_text(
         'api-key = "sk-config-secret"\nheader = ["X-Tenant: hush"]\n\n'
-        '[fuzz]\nmax-examples = 20\nseed = 2\napi = "responses"\nstream = true\n'
+        '[fuzz]\nmax-examples = 20\nseed = 10\napi = "responses"\nstream = true\n'
     )
     assert main(["fuzz", "--quiet"]) == 1
     (repro,) = Path("agentfuzz-out").glob("*/repro.json")
@@ -154,7 +154,7 @@ def test_a_run_records_what_its_config_file_gave_it_without_secrets() -> None:
     assert found_by["config"]["file"] == "agentfuzz.toml"
     assert found_by["config"]["options"] == {
         "max_examples": "20",
-        "seed": "2",
+        "seed": "10",
         "api": "responses",
         "stream": True,
     }

@@ -81,7 +81,6 @@ def test_a_correct_server_yields_no_findings(
 @pytest.mark.parametrize(
     ("bug", "api", "stream"),
     [
-        ("html_body", "chat", False),
         ("list_body", "responses", False),
         ("truncated_stream", "responses", True),
         ("reset", "chat", True),
@@ -95,6 +94,19 @@ def test_broken_transports_are_findings_not_crashes(
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     assert {f["oracle"] for f in findings(tmp_path)} & {"error", "wire_schema"}
+
+
+def test_a_server_that_answers_every_request_with_a_web_page_tested_nothing(
+    tmp_path: Path,
+) -> None:
+    # Every POST answered with nginx's welcome page: no answer was an API's, so nothing was
+    # judged; one line says so, exit 2, and no bundle blames the server (issue 41, item 3).
+    with planted_server(["html_body"]) as url:
+        result = fuzz(url, tmp_path, "chat", False, max_examples=20)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "not an OpenAI-compatible API" in result.output
+    assert findings(tmp_path) == []
 
 
 def test_a_refused_port_exits_3_with_one_line(tmp_path: Path) -> None:

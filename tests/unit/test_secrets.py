@@ -82,7 +82,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_part(
 _OTHER_WRITERS = {
     "cli/_common.py": "a constant pytest.ini, and an empty probe of --out",
     "runs/workers.py": "the shards' pytest output, written by the child process itself",
-    "cli/puppet.py": "puppet vllm-args --export copies agentfuzz's own processor files, no run data",
+    "cli/puppet.py": "puppet vllm-args --export copies agentfuzz's own processor files",
 }
 
 
