@@ -245,9 +245,8 @@ def fuzz_mode(
     the failing ones, so the surplus it asks for is rejected unsent), and
     ``SHRINK_PER_EXAMPLE`` times as many calls of Hypothesis's shrinker (with its final replay
     of the minimal failing examples); a pass that spends those ends there, what it found
-    already in the store.
-    When a pass finds nothing new, it was the last; having found nothing, it never shrank.
-    A bug of ours the property met is raised however the pass ended (a halt included).
+    already in the store. A pass that finds nothing new (nor shrinks) is the last. A bug of
+    ours the property met is raised however the pass ended (a halt included).
 
     ``on_example`` hears of each generated example before it is judged, ``on_shrink`` of each
     shrink call, ``on_failure`` of each fresh failure raised, ``on_pass`` of each pass (by

@@ -235,13 +235,11 @@ def _reasoning_id(seed: int) -> str:
     return "rs_" + ids.entropy(seed)[:16].hex()
 
 
-@st.composite
-def _turn(draw: st.DrawFn, plan: _Plan) -> list[Item]:
-    ledger = _LEDGER.get()
+def _ask(draw: st.DrawFn, plan: _Plan, tools: tuple[Tool, ...]) -> tuple[list[Item], Tool]:
+    """A turn's opening: the user's message (after a system message where drawn), and the tool
+    it names. Text, preamble, template and tool are one choice, the tool varying fastest: 0 is
+    "Use <tool 0>." with nothing before it."""
     profile = plan.profile
-    tools = ledger.tools
-    # Text, preamble, template and tool in one choice, the tool varying fastest: 0 is
-    # "Use <tool 0>." with nothing before it.
     templates, preambles = plan.templates, plan.preambles
     user = draw(_indexes(_TEXT_VARIANTS * len(preambles) * len(templates) * len(tools)))
     variant, rest = divmod(user, len(templates) * len(tools))
@@ -258,6 +256,14 @@ def _turn(draw: st.DrawFn, plan: _Plan) -> list[Item]:
         if not profile.markup_texts and "<" in system:
             system = _SYSTEM_TEXTS[0]
         items.insert(0, SystemMessage(text=system, role=role))
+    return items, tool
+
+
+@st.composite
+def _turn(draw: st.DrawFn, plan: _Plan) -> list[Item]:
+    ledger = _LEDGER.get()
+    profile = plan.profile
+    items, tool = _ask(draw, plan, ledger.tools)
     shape = draw(plan.shape)
     if shape < (1 << len(plan.extras)):
         return items
