@@ -52,18 +52,21 @@ def _fuzz(url: str | None, out: Path, workers: int, *extra: str) -> dict[str, An
     return summary
 
 
-# The answers' clock: the one thing two runs against the same server differ in.
+# The answers' clock and how long the answer took (the bundle's ``observed.elapsed_s``, its
+# JUnit time; a cassette replays at once): what two runs against the same server differ in.
 _CLOCK = re.compile(r'(\\?"created(?:_at)?\\?": ?)\d+')
 
 
 def _bundles(out: Path) -> dict[str, tuple[list[str], dict[str, Any]]]:
     """Each bundle in ``out`` by folder name: its files, and its repro.json less who found it
-    (the command, the run) and the clock."""
+    (the command, the run) and the clocks."""
     found = {}
     for path in out.glob("*/repro.json"):
         doc = json.loads(_CLOCK.sub(r"\g<1>0", path.read_text()))
         for said_by_the_run in ("found_by", "seen_on", "target"):
             doc.pop(said_by_the_run, None)
+        took = doc["observed"].pop("elapsed_s")
+        assert isinstance(took, (int, float)) and took >= 0, took
         files = sorted(p.name for p in path.parent.iterdir())
         found[path.parent.name] = (files, doc)
     return found

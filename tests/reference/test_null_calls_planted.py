@@ -35,7 +35,10 @@ def test_only_null_calls_crash_the_planted_template(profile: str) -> None:
 def test_a_fuzz_run_finds_null_calls_and_shrinks_to_that_form(tmp_path: Path) -> None:
     out = tmp_path / "out"
     argv = ["fuzz", "--serve", "null-calls-500", "--api", "chat", "--no-stream", "--quiet"]
-    argv += ["--max-examples", "400", "--seed", "1", "--out", str(out)]
+    # Seed 0: one whose 400 examples draw a ``calls_null`` form and shrink to it alone. Seeds
+    # move when any agentfuzz module gains a literal (Hypothesis draws from their constants):
+    # seed 1 stopped meeting it at all when the bounded transport landed.
+    argv += ["--max-examples", "400", "--seed", "0", "--out", str(out)]
     result = CliRunner().invoke(cli, argv)
     assert "Traceback" not in result.output, result.output
     assert result.exit_code == 1, result.output
