@@ -94,12 +94,12 @@ SLOW: dict[str, dict[str, tuple[str, ...]]] = {
     "tests/reference/test_knob_planted.py": {
         "test_an_ignored_knob_is_found_and_shrunk_to_that_knob": (
             "n-ignored-chat-False-0-knob:n-n-2",
-            "stop-ignored-chat-False-1-knob:stop-stop- ",
+            "stop-ignored-chat-False-13-knob:stop-stop- ",
             "logprobs-ignored-chat-True-3-knob:logprobs:missing-logprobs-True",
             "usage-chunk-ignored-chat-True-3-knob:include_usage:count-stream_options-value4",
             "budget-ignored-responses-False-0-knob:budget-max_output_tokens-1",
             "budget-ignored-responses-True-0-knob:budget-max_output_tokens-1",
-            "json-format-ignored-chat-False-0-knob:response_format:not_json-response_format-value7",
+            "json-format-ignored-chat-False-4-knob:response_format:not_json-response_format-value7",
             "json-format-ignored-responses-False-3-knob:response_format:not_json-text-value8",
         ),
         "test_the_fixed_profile_keeps_to_every_budget_it_accepts": ("responses",),

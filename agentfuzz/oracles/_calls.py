@@ -136,6 +136,12 @@ def _unknown_kind(call: ObservedCall, tools: tuple[Tool, ...]) -> str:
     expected="Calls name only tools the request declared.",
     look_for="a call to a tool the request did not declare",
     rank=80,
+    # A call to a name never declared is, under a tool_choice that names or allows declared
+    # tools, a call to another tool: that complaint says nothing more than this one does.
+    implies={
+        f"unknown_tool:{kind}": ("tool_choice:named:other_name", "tool_choice:allowed:other_name")
+        for kind in ("truncated", "undeclared", "namespace_mismatch", "empty_name")
+    },
 )
 def unknown_tool(case: Case, obs: Observation) -> Iterator[Violation]:
     """A call to a name the request never declared (dotted names cut to their last segment…)."""

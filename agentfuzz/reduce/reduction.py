@@ -211,21 +211,30 @@ def renamed(item: Item, ids: Mapping[str, str]) -> Item:
     return item
 
 
-def case_size(case: Case) -> tuple[int, int, int, int]:
+def case_size(case: Case) -> tuple[int, int, int, int, int]:
     """How big a repro is, smallest first: items, calls and tools; then the assistant texts
     and reasoning that become wire items of their own; then how a broken body is broken (none,
-    then ``surface.MALFORMED``'s order, plainest first); then the JSON length."""
+    then ``surface.MALFORMED``'s order, plainest first); then the JSON length; then the sum of
+    the surface fields' numbers. That last tells ``n: 2`` from ``n: 3`` (and ``max_tokens: 1``
+    from ``5``): without it the two tie, and the store keeps whichever failed first, not the
+    plainer value Hypothesis shrank to."""
     history = case.history
     extras = sum(
         (it.text is not None) + (it.reasoning is not None)
         for it in history.items
         if isinstance(it, AssistantMessage)
     )
+    numbers = sum(
+        abs(v)
+        for v in case.options.fields.values()
+        if isinstance(v, int) and not isinstance(v, bool)
+    )
     return (
         history.size + len(history.tools) + len(history.foreign_tools),
         extras,
         len(_plainer(case.options.malformed)) + (case.options.malformed is not None),
         len(case.model_dump_json(exclude_defaults=True)),
+        numbers,
     )
 
 

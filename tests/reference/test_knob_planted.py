@@ -37,13 +37,17 @@ def _knob_findings(out: Path) -> list[dict[str, Any]]:
     [
         ("n-ignored", "chat", False, 0, "knob:n", "n", 2),
         ("n-ignored", "chat", True, 3, "knob:n", "n", 2),
-        ("stop-ignored", "chat", False, 1, "knob:stop", "stop", " "),
+        # Seeds move whenever agentfuzz adds a literal (Hypothesis mixes the package's
+        # constants into its draws). A stop string in a text answer is met in about one
+        # seed of five, each shrunk to " " alike before and after issue 41: 13 is one.
+        ("stop-ignored", "chat", False, 13, "knob:stop", "stop", " "),
         ("logprobs-ignored", "chat", True, 3, "knob:logprobs:missing", "logprobs", True),
         ("usage-chunk-ignored", "chat", True, 3, "knob:include_usage:count",
          "stream_options", {"include_usage": True}),
         ("budget-ignored", "responses", False, 0, "knob:budget", "max_output_tokens", 1),
         ("budget-ignored", "responses", True, 0, "knob:budget", "max_output_tokens", 1),
-        ("json-format-ignored", "chat", False, 0, "knob:response_format:not_json",
+        # Seed 0 no longer meets it in 300 examples; 4 does, before and after issue 41.
+        ("json-format-ignored", "chat", False, 4, "knob:response_format:not_json",
          "response_format", {"type": "json_object"}),
         ("json-format-ignored", "responses", False, 3, "knob:response_format:not_json",
          "text", {"format": {"type": "json_object"}}),

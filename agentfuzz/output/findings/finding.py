@@ -60,5 +60,5 @@ class Finding:
         return self.symptom or self.violation.key
 
     @property
-    def size(self) -> tuple[int, int, int, int]:
+    def size(self) -> tuple[int, int, int, int, int]:
         return case_size(self.case)
