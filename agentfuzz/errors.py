@@ -36,6 +36,11 @@ class ModelListError(Exception):
     """``GET /models`` answered, but not with a model list (or with an empty one)."""
 
 
+class NotAnApi(ModelListError):
+    """``GET /models`` answered with a web page: what answers there is no OpenAI API, so
+    naming a model would not help."""
+
+
 class CassetteError(Exception):
     """A cassette that cannot be used; ``str()`` is one line naming the file and the fault."""
 

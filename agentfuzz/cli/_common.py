@@ -22,7 +22,13 @@ import click
 
 from agentfuzz.cli._printable import printable
 from agentfuzz.cli._suggest import closest
-from agentfuzz.errors import EXIT_UNREACHABLE, EXIT_USAGE, ModelListError, TargetUnreachable
+from agentfuzz.errors import (
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    ModelListError,
+    NotAnApi,
+    TargetUnreachable,
+)
 from agentfuzz.judge.judge import oracle_names as known_oracles
 from agentfuzz.model.accepted import base_url_problem
 from agentfuzz.wire.target import first_model, listed_models, wait_for_server
@@ -207,7 +213,8 @@ def first_model_of(
     try:
         return first_model(base_url, api_key, timeout, headers)
     except ModelListError as exc:
-        fail(EXIT_USAGE, f"{exc}; {url_hint(base_url) or 'pass --model'}")
+        advice = "check --base-url" if isinstance(exc, NotAnApi) else "pass --model"
+        fail(EXIT_USAGE, f"{exc}; {url_hint(base_url) or advice}")
 
 
 # Seconds the check of --model against GET /models may take: a hint, not worth a long wait.

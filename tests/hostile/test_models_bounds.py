@@ -10,14 +10,16 @@ timeout is now no model list; the probes read no body at all.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import BinaryIO
 
 import pytest
 
-from agentfuzz.errors import ModelListError
+from agentfuzz.cli import main
+from agentfuzz.errors import ModelListError, NotAnApi
 from agentfuzz.wire.target import Target, first_model, wait_for_server
 from agentfuzz.wire.transport.live import LiveTransport
-from tests.hostile.servers import Request, quick_server, stream_head
+from tests.hostile.servers import Request, quick_server, respond, stream_head
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 
@@ -82,3 +84,25 @@ def test_a_redirected_model_list_says_where_it_leads() -> None:
     with quick_server(moved) as server, pytest.raises(ModelListError) as raised:
         first_model(server.base_url, None, timeout=2)
     assert "302, a redirect to https://elsewhere/v1/models" in str(raised.value)
+
+
+def _web_server(_request: Request, out: BinaryIO) -> None:
+    """``python -m http.server``'s answer to every path it lacks: an HTML error page."""
+    page = "<!DOCTYPE HTML><html><head><title>Error response</title></head><body>"
+    respond(out, 404, page + "<p>Error code: 404</p></body></html>", "text/html")
+
+
+def test_a_web_page_for_the_model_list_says_the_target_is_no_api(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Not a quote of the page cut mid-word, nor "pass --model": no model name would help
+    # (issue 41, item 3).
+    with quick_server(_web_server) as server:
+        code = main(["fuzz", "--base-url", server.base_url, "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "web page" in err and "not an OpenAI-compatible API" in err
+    assert "check --base-url" in err and "--model" not in err and "<" not in err
+    with quick_server(_web_server) as server, LiveTransport(server.base_url, timeout=5) as live:
+        with pytest.raises(NotAnApi):
+            live.models()

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from agentfuzz.errors import ModelListError, TargetUnreachable
+from agentfuzz.errors import ModelListError, NotAnApi, TargetUnreachable
 from agentfuzz.model.observation import SLOW, Exchange
 from agentfuzz.model.secrets import remember
 from agentfuzz.wire.transport._bounded import (
@@ -323,7 +323,13 @@ class LiveTransport:
             if 300 <= status < 400:
                 where = " ".join(headers.get("location", "").split())[:200] or "nowhere"
                 raise ModelListError(f"GET {url} answered {status}, a redirect to {where}")
-            snippet = " ".join(raw.decode("utf-8", errors="replace").split())[:120]
+            text = raw.decode("utf-8", errors="replace")
+            if "html" in headers.get("content-type", "") or text.lstrip()[:1] == "<":
+                raise NotAnApi(
+                    f"GET {url} answered {status} with a web page, not a model list: "
+                    f"{self.base_url} is not an OpenAI-compatible API"
+                )
+            snippet = " ".join(text.split())[:120]
             raise ModelListError(f"GET {url} answered {status}: {snippet}")
         return ids
 
