@@ -213,7 +213,7 @@ def first_model_of(
     try:
         return first_model(base_url, api_key, timeout, headers)
     except ModelListError as exc:
-        advice = "check --base-url" if isinstance(exc, NotAnApi) else "pass --model"
+        advice = "check --base-url and --api-key" if isinstance(exc, NotAnApi) else "pass --model"
         fail(EXIT_USAGE, f"{exc}; {url_hint(base_url) or advice}")
 
 

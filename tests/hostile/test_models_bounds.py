@@ -102,7 +102,10 @@ def test_a_web_page_for_the_model_list_says_the_target_is_no_api(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert "web page" in err and "not an OpenAI-compatible API" in err
-    assert "check --base-url" in err and "--model" not in err and "<" not in err
-    with quick_server(_web_server) as server, LiveTransport(server.base_url, timeout=5) as live:
-        with pytest.raises(NotAnApi):
-            live.models()
+    assert "check --base-url and --api-key" in err and "--model" not in err and "<" not in err
+    with (
+        quick_server(_web_server) as server,
+        LiveTransport(server.base_url, timeout=5) as live,
+        pytest.raises(NotAnApi),
+    ):
+        live.models()
