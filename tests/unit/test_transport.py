@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from agentfuzz import oracles
+from agentfuzz.errors import NotAnApi
 from agentfuzz.model.history import Case, History, UserMessage
 from agentfuzz.model.observation import SSEEvent
 from agentfuzz.wire.dialects import assemble
@@ -259,8 +260,15 @@ def test_models_in_server_order(serve: Callable[[Handler], RawServer]) -> None:
 
 
 def test_models_garbage_is_a_model_list_error(serve: Callable[[Handler], RawServer]) -> None:
-    server = serve(_respond("200 OK", "text/html", b"<html>login</html>"))
+    server = serve(_respond("200 OK", "application/json", b'{"data": "login"}'))
     with LiveTransport(server.url) as transport, pytest.raises(ModelListError, match="login"):
+        transport.models()
+
+
+def test_a_web_page_for_models_is_no_api(serve: Callable[[Handler], RawServer]) -> None:
+    # A login page is not quoted (cut mid-word, it told nothing): it says what it is.
+    server = serve(_respond("200 OK", "text/html", b"<html>login</html>"))
+    with LiveTransport(server.url) as transport, pytest.raises(NotAnApi, match="web page"):
         transport.models()
 
 
