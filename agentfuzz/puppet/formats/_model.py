@@ -18,6 +18,10 @@ from typing import TypeAlias
 from agentfuzz.puppet.formats._values import Json, strings, value_problem
 
 __all__ = [
+    "ANYWHERE",
+    "BEFORE",
+    "NO_TEXT",
+    "PARSERS",
     "ArgumentStyle",
     "Call",
     "Format",
@@ -50,6 +54,15 @@ class Place(StrEnum):
     BEFORE = "before"
     BETWEEN = "between"
     AFTER = "after"
+
+
+# Where prose may stand, as the writers' format entries say it.
+NO_TEXT: frozenset[Place] = frozenset()
+BEFORE = frozenset({Place.BEFORE})
+ANYWHERE = frozenset(Place)
+
+# Where vLLM 0.32 keeps its tool parsers: each format names its parser class below this.
+PARSERS = "vllm.tool_parsers."
 
 
 class ArgumentStyle(StrEnum):

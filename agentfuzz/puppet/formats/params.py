@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 
 from agentfuzz.puppet.formats._model import (
+    BEFORE,
+    PARSERS,
     ArgumentStyle,
     Call,
     Format,
@@ -25,7 +27,6 @@ from agentfuzz.puppet.formats._values import param_text
 
 __all__ = ["FORMATS"]
 
-_BEFORE = frozenset({Place.BEFORE})
 _BEFORE_AFTER = frozenset({Place.BEFORE, Place.AFTER})
 _THINK = ("<think>", "</think>")
 _XML = ("<function=", "</function>", "<parameter=", "</parameter>")
@@ -194,17 +195,16 @@ _GLM_TAGS = (
 _MINIMAX_TAGS = ("<minimax:tool_call>", "</minimax:tool_call>", *_THINK)
 _MINIMAX_XML = ("<invoke name=", "</invoke>", "<parameter name=", "</parameter>")
 _STEPTML = ("<steptml:invoke", "</steptml:invoke>", "<steptml:parameter", "</steptml:parameter>")
-_TP = "vllm.tool_parsers."
 
 FORMATS: tuple[Format, ...] = (
     Format(
         name="qwen3_xml",
-        parser=_TP + "qwen3_engine_tool_parser.Qwen3EngineToolParser",
+        parser=PARSERS + "qwen3_engine_tool_parser.Qwen3EngineToolParser",
         family="Qwen3-Coder, Qwen3 XML",
         arguments=_PARAMS,
         markers=(*_QWEN3_TAGS, *_XML, *_THINK),
         special_tokens=(*_QWEN3_TAGS, *_THINK),
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_qwen3,
         needs_schema=True,
@@ -212,12 +212,12 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="seed_oss",
-        parser=_TP + "seed_oss_engine_tool_parser.SeedOssEngineToolParser",
+        parser=PARSERS + "seed_oss_engine_tool_parser.SeedOssEngineToolParser",
         family="Seed-OSS",
         arguments=_PARAMS,
         markers=(*_SEED_TAGS, *_XML),
         special_tokens=_SEED_TAGS,
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_seed_oss,
         needs_schema=True,
@@ -225,12 +225,12 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="glm45",
-        parser=_TP + "glm47_moe_tool_parser.Glm47MoeModelToolParser",
+        parser=PARSERS + "glm47_moe_tool_parser.Glm47MoeModelToolParser",
         family="GLM-4.5, 4.6",
         arguments=_PARAMS,
         markers=_GLM_TAGS,
         special_tokens=_GLM_TAGS,
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_glm45,
         needs_schema=True,
@@ -239,12 +239,12 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="glm47",
-        parser=_TP + "glm47_moe_tool_parser.Glm47MoeModelToolParser",
+        parser=PARSERS + "glm47_moe_tool_parser.Glm47MoeModelToolParser",
         family="GLM-4.7",
         arguments=_PARAMS,
         markers=_GLM_TAGS,
         special_tokens=_GLM_TAGS,
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_glm47,
         needs_schema=True,
@@ -253,12 +253,12 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="minimax_m2",
-        parser=_TP + "minimax_m2_tool_parser.MinimaxM2ToolParser",
+        parser=PARSERS + "minimax_m2_tool_parser.MinimaxM2ToolParser",
         family="MiniMax-M2",
         arguments=_PARAMS,
         markers=(*_MINIMAX_TAGS, *_MINIMAX_XML),
         special_tokens=_MINIMAX_TAGS,
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_minimax_m2,
         needs_schema=True,
@@ -267,7 +267,7 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="step3",
-        parser=_TP + "step3_tool_parser.Step3ToolParser",
+        parser=PARSERS + "step3_tool_parser.Step3ToolParser",
         family="Step-3",
         arguments=_PARAMS,
         markers=(*_STEP3, *_STEPTML),
@@ -281,12 +281,12 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="functiongemma",
-        parser=_TP + "functiongemma_tool_parser.FunctionGemmaToolParser",
+        parser=PARSERS + "functiongemma_tool_parser.FunctionGemmaToolParser",
         family="FunctionGemma",
         arguments=_PARAMS,
         markers=_GEMMA,
         special_tokens=_GEMMA,
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_functiongemma,
         name_pattern=_WORD,

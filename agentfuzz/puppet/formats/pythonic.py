@@ -13,11 +13,12 @@ from __future__ import annotations
 import keyword
 
 from agentfuzz.puppet.formats._model import (
+    NO_TEXT,
+    PARSERS,
     ArgumentStyle,
     Call,
     Format,
     Piece,
-    Place,
     Script,
     markup,
 )
@@ -72,20 +73,18 @@ def _no_keywords(script: Script) -> str | None:
 
 
 _PYTHON = ArgumentStyle.PYTHON
-_NO_TEXT: frozenset[Place] = frozenset()
-_TP = "vllm.tool_parsers."
 _PY_TAGS = ("<|python_start|>", "<|python_end|>")
 _OLMO_TAGS = ("<function_calls>", "</function_calls>")
 
 FORMATS: tuple[Format, ...] = (
     Format(
         name="pythonic",
-        parser=_TP + "pythonic_tool_parser.PythonicToolParser",
+        parser=PARSERS + "pythonic_tool_parser.PythonicToolParser",
         family="Llama 3.2, ToolACE (pythonic)",
         arguments=_PYTHON,
         markers=(),
         special_tokens=(),
-        text=_NO_TEXT,
+        text=NO_TEXT,
         parallel=True,
         render=_pythonic,
         name_pattern=_IDENTIFIER,
@@ -94,12 +93,12 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="llama4_pythonic",
-        parser=_TP + "llama4_pythonic_tool_parser.Llama4PythonicToolParser",
+        parser=PARSERS + "llama4_pythonic_tool_parser.Llama4PythonicToolParser",
         family="Llama 4 (pythonic)",
         arguments=_PYTHON,
         markers=_PY_TAGS,
         special_tokens=_PY_TAGS,
-        text=_NO_TEXT,
+        text=NO_TEXT,
         parallel=True,
         render=_llama4_pythonic,
         name_pattern=_IDENTIFIER,
@@ -108,12 +107,12 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="olmo3",
-        parser=_TP + "olmo3_tool_parser.Olmo3PythonicToolParser",
+        parser=PARSERS + "olmo3_tool_parser.Olmo3PythonicToolParser",
         family="Olmo 3",
         arguments=_PYTHON,
         markers=_OLMO_TAGS,
         special_tokens=_OLMO_TAGS,
-        text=_NO_TEXT,
+        text=NO_TEXT,
         parallel=True,
         render=_olmo3,
         name_pattern=_IDENTIFIER,

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 
 from agentfuzz.puppet.formats._model import (
+    BEFORE,
+    PARSERS,
     ArgumentStyle,
     Call,
     Format,
     Piece,
-    Place,
     Script,
     lay_out,
     markup,
@@ -25,7 +26,6 @@ from agentfuzz.puppet.formats._values import json_text
 
 __all__ = ["FORMATS"]
 
-_BEFORE = frozenset({Place.BEFORE})
 _THINK = ("<think>", "</think>")
 
 _KIMI = (
@@ -148,18 +148,17 @@ def _harmony(script: Script) -> list[Piece]:
     return [*pieces, markup(header + json_text(call.arguments) + "<|call|>")]
 
 
-_TP = "vllm.tool_parsers."
 _JSON = ArgumentStyle.JSON
 
 FORMATS: tuple[Format, ...] = (
     Format(
         name="kimi_k2",
-        parser=_TP + "kimi_k2_tool_parser.KimiK2ToolParser",
+        parser=PARSERS + "kimi_k2_tool_parser.KimiK2ToolParser",
         family="Kimi-K2",
         arguments=_JSON,
         markers=(*_KIMI, *_THINK),
         special_tokens=(*_KIMI, *_THINK),
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_kimi_k2,
         default_id=_kimi_id,
@@ -167,45 +166,45 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         name="mistral",
-        parser=_TP + "mistral_tool_parser.MistralToolParser",
+        parser=PARSERS + "mistral_tool_parser.MistralToolParser",
         family="Mistral (tokenizer v11+)",
         arguments=_JSON,
         markers=("[TOOL_CALLS]", "[ARGS]"),
         special_tokens=("[TOOL_CALLS]", "[ARGS]"),
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_mistral,
     ),
     Format(
         name="deepseek_v3",
-        parser=_TP + "deepseekv3_tool_parser.DeepSeekV3ToolParser",
+        parser=PARSERS + "deepseekv3_tool_parser.DeepSeekV3ToolParser",
         family="DeepSeek-V3, R1",
         arguments=_JSON,
         markers=_DS_MARKERS,
         special_tokens=_DS_MARKERS,
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_deepseek_v3,
     ),
     Format(
         name="deepseek_v31",
-        parser=_TP + "deepseekv31_tool_parser.DeepSeekV31ToolParser",
+        parser=PARSERS + "deepseekv31_tool_parser.DeepSeekV31ToolParser",
         family="DeepSeek-V3.1",
         arguments=_JSON,
         markers=_DS_MARKERS,
         special_tokens=_DS_MARKERS,
-        text=_BEFORE,
+        text=BEFORE,
         parallel=True,
         render=_deepseek_v31,
     ),
     Format(
         name="openai",
-        parser=_TP + "gptoss_tool_parser.GptOssToolParser",
+        parser=PARSERS + "gptoss_tool_parser.GptOssToolParser",
         family="gpt-oss (Harmony)",
         arguments=_JSON,
         markers=_HARMONY,
         special_tokens=_HARMONY,
-        text=_BEFORE,
+        text=BEFORE,
         parallel=False,
         render=_harmony,
         name_pattern=r"[A-Za-z0-9_\-]+",
