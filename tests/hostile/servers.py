@@ -167,29 +167,3 @@ def run_bounded(argv: list[str], limit_s: float, cwd: str | None = None) -> Outc
     proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - start
     return Outcome(proc.returncode, output, seconds, usage.ru_maxrss / 1024)
-
-
-@contextmanager
-def quick_server(handler: Handler) -> Iterator[Server]:
-    """``raw_server(handler)`` that stops as soon as the block ends.
-
-    An ``accept`` blocked in ``raw_server``'s thread does not see its listener close, so its
-    stop waits out a 5 s join whenever a client came. Knocking on the port once the block ends
-    wakes that ``accept``; the knocks stop when the port refuses them. (Added for the bounds
-    tests, which start a server each.)"""
-    with raw_server(handler) as server:
-        try:
-            yield server
-        finally:
-            port = int(server.base_url.rsplit(":", 1)[1].split("/", 1)[0])
-            threading.Thread(target=_knock, args=(port,), daemon=True).start()
-
-
-def _knock(port: int, within: float = 6.0) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        except OSError:
-            return  # refused: the listener is gone, and the accept loop with it
-        time.sleep(0.02)

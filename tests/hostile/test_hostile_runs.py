@@ -21,7 +21,7 @@ from tests.hostile.servers import (
     Handler,
     Request,
     models_list,
-    quick_server,
+    raw_server,
     respond,
     run_bounded,
     stream_head,
@@ -110,7 +110,7 @@ STREAMS = {
 def _run(handler: Handler, tmp_path: Path, *extra: str) -> tuple[int, str, list[Path]]:
     out = tmp_path / "out"
     started = time.monotonic()
-    with quick_server(handler) as server:
+    with raw_server(handler) as server:
         argv = ["fuzz", "--base-url", server.base_url, "--out", str(out), *COMMON, *extra]
         done = run_bounded(argv, MAX_TIME + TIMEOUT + MARGIN + 30)
     assert "Traceback" not in done.output and "internal error" not in done.output, done.output

@@ -19,7 +19,7 @@ from agentfuzz.cli import main
 from agentfuzz.errors import ModelListError, NotAnApi
 from agentfuzz.wire.target import Target, first_model, wait_for_server
 from agentfuzz.wire.transport.live import LiveTransport
-from tests.hostile.servers import Request, quick_server, respond, stream_head
+from tests.hostile.servers import Request, raw_server, respond, stream_head
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 
@@ -44,14 +44,14 @@ def _drip(_request: Request, out: BinaryIO) -> None:
 
 def test_an_endless_model_list_is_no_model_list() -> None:
     started = time.monotonic()
-    with quick_server(_endless) as server, pytest.raises(ModelListError, match="no model list"):
+    with raw_server(_endless) as server, pytest.raises(ModelListError, match="no model list"):
         first_model(server.base_url, None, timeout=10)
     assert time.monotonic() - started < 5
 
 
 def test_a_model_list_that_never_finishes_is_cut_at_the_timeout() -> None:
     started = time.monotonic()
-    with quick_server(_drip) as server, pytest.raises(ModelListError, match="not complete"):
+    with raw_server(_drip) as server, pytest.raises(ModelListError, match="not complete"):
         first_model(server.base_url, None, timeout=0.5)
     assert time.monotonic() - started < 3
 
@@ -59,14 +59,14 @@ def test_a_model_list_that_never_finishes_is_cut_at_the_timeout() -> None:
 def test_what_the_server_says_of_itself_is_bounded() -> None:
     # Asked at the start of every live run, --model or not.
     started = time.monotonic()
-    with quick_server(_endless) as server, LiveTransport(server.base_url, timeout=2) as live:
+    with raw_server(_endless) as server, LiveTransport(server.base_url, timeout=2) as live:
         assert "models" not in live.about()
     assert time.monotonic() - started < 5
 
 
 def test_the_probes_read_no_body() -> None:
     started = time.monotonic()
-    with quick_server(_endless) as server:
+    with raw_server(_endless) as server:
         with LiveTransport(server.base_url, timeout=2) as live:
             assert live.ready(2) and live.accepts(2)
         assert wait_for_server(server.base_url, 5)
@@ -81,7 +81,7 @@ def test_a_redirected_model_list_says_where_it_leads() -> None:
         out.write(b"content-length: 0\r\nconnection: close\r\n\r\n")
         out.flush()
 
-    with quick_server(moved) as server, pytest.raises(ModelListError) as raised:
+    with raw_server(moved) as server, pytest.raises(ModelListError) as raised:
         first_model(server.base_url, None, timeout=2)
     assert "302, a redirect to https://elsewhere/v1/models" in str(raised.value)
 
@@ -97,14 +97,14 @@ def test_a_web_page_for_the_model_list_says_the_target_is_no_api(
 ) -> None:
     # Not a quote of the page cut mid-word, nor "pass --model": no model name would help
     # (issue 41, item 3).
-    with quick_server(_web_server) as server:
+    with raw_server(_web_server) as server:
         code = main(["fuzz", "--base-url", server.base_url, "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert "web page" in err and "not an OpenAI-compatible API" in err
     assert "check --base-url and --api-key" in err and "--model" not in err and "<" not in err
     with (
-        quick_server(_web_server) as server,
+        raw_server(_web_server) as server,
         LiveTransport(server.base_url, timeout=5) as live,
         pytest.raises(NotAnApi),
     ):

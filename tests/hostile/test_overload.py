@@ -20,7 +20,7 @@ from agentfuzz.model.observation import SLOW, Exchange
 from agentfuzz.wire.dialects import assemble
 from agentfuzz.wire.transport._overload import pause_asked
 from agentfuzz.wire.transport.live import LiveTransport
-from tests.hostile.servers import Request, quick_server, respond
+from tests.hostile.servers import Request, raw_server, respond
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 CASE = Case(history=History(items=(UserMessage(text="hi"),)))
@@ -61,7 +61,7 @@ class Busy:
 
 def _send(handler: Busy, timeout: float, patient: bool = True) -> Exchange:
     with (
-        quick_server(handler) as server,
+        raw_server(handler) as server,
         LiveTransport(server.base_url, timeout=timeout, patient=patient) as transport,
     ):
         return transport.send("/chat/completions", BODY, stream=False)

@@ -17,7 +17,7 @@ from agentfuzz.model.history import Case, History, Tool, UserMessage
 from agentfuzz.model.observation import Exchange
 from agentfuzz.wire.dialects import assemble
 from agentfuzz.wire.target import Target
-from tests.hostile.servers import Request, quick_server, respond
+from tests.hostile.servers import Request, raw_server, respond
 
 TOOL = Tool(name="get_weather", description="weather", parameters={"type": "object"})
 CASES = [
@@ -53,7 +53,7 @@ def test_a_redirect_is_counted_as_not_served_and_says_where_it_leads() -> None:
     def loop(request: Request, out: BinaryIO) -> None:
         respond(out, 302, b"", headers={"location": request.path})
 
-    with quick_server(loop) as server, Target(server.base_url, "m", timeout=2) as target:
+    with raw_server(loop) as server, Target(server.base_url, "m", timeout=2) as target:
         obs = target.observe(CASES[1])
     assert oracles.check(CASES[1], obs) == []
     assert target.not_served == target.answered == 1

@@ -21,7 +21,7 @@ from agentfuzz.model.observation import SLOW, Exchange
 from agentfuzz.wire.dialects import assemble
 from agentfuzz.wire.transport import _bounded
 from agentfuzz.wire.transport.live import LiveTransport
-from tests.hostile.servers import Handler, Request, quick_server, stream_head
+from tests.hostile.servers import Handler, Request, raw_server, stream_head
 
 # A server that writes until the client hangs up fails on closing what its write buffer still
 # held: that is the test server's noise, in its own thread, not the client's.
@@ -62,7 +62,7 @@ def _one_big_event(_request: Request, out: BinaryIO) -> None:
 
 def _send(handler: Handler, timeout: float, stream: bool = True) -> Exchange:
     with (
-        quick_server(handler) as server,
+        raw_server(handler) as server,
         LiveTransport(server.base_url, timeout=timeout) as transport,
     ):
         return transport.send("/chat/completions", BODY, stream=stream)
