@@ -12,7 +12,9 @@ Three steps, each re-sending the repro and keeping a change only while the failu
 3. **how**: when the run saw this server mint call ids of its own, the repro's ids are replaced
    by ids the server minted, mode by mode (the repro's own first), and the first mode where the
    failure still fires becomes the repro's: a client that feeds a server's own ids back meets
-   the fault, and the bundle shows those very ids;
+   the fault, and the bundle shows those very ids. When the server minted no call of the
+   repro's one tool, the tool takes the name of one it did mint calls for, so the history
+   holds the server's own call, name and id;
 4. **why**: for each known shape the server minted ids in during the run (Kimi's
    ``functions.NAME:IDX`` on chat completions, say) that the repro's ids are not in, the repro
    is re-sent with its ids re-minted in that shape of the server's own; when the failure then
@@ -30,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentfuzz.model.history import Case, UserMessage
+from agentfuzz.model.history import AssistantMessage, Case, UserMessage
 from agentfuzz.model.modes import Mode
 from agentfuzz.model.modes import label as _label
 from agentfuzz.model.observation import Observation
@@ -139,6 +141,71 @@ def _own_shapes(case: Case, minted: Minted) -> Iterator[tuple[str, str, dict[str
         yield label, shape, ids
 
 
+def _adopting(case: Case, pool: Sequence[tuple[str, str]]) -> Iterator[Case]:
+    """``case`` itself, then, when its calls all name one tool the server minted no call for,
+    ``case`` with that tool renamed to each tool the server did mint calls for (declaration,
+    calls and a ``tool_choice`` naming it): a client feeding back the server's own call, name
+    and id, is the plainest story, and ``_fed_back`` keeps it only while the failure fires."""
+    yield case
+    names = {c.flat_name for c in case.history.calls}
+    # Plain names before namespaced ones (``ns__name``): the plainer story.
+    minted_names = sorted(dict.fromkeys(name for name, _ in pool), key=lambda n: "__" in n)
+    if len(names) != 1 or names <= set(minted_names):
+        return
+    (old,) = names
+    declared = {t.flat_name for t in case.history.tools}
+    for new in (n for n in minted_names if n not in declared):
+        tools = tuple(
+            t.model_copy(update={"name": new, "namespace": None}) if t.flat_name == old else t
+            for t in case.history.tools
+        )
+        items = tuple(
+            it.model_copy(
+                update={
+                    "tool_calls": tuple(
+                        c.model_copy(update={"name": new, "namespace": None}) for c in it.tool_calls
+                    )
+                }
+            )
+            if isinstance(it, AssistantMessage) and it.tool_calls
+            else it
+            for it in case.history.items
+        )
+        choice = new if case.options.tool_choice == old else case.options.tool_choice
+        yield case.model_copy(
+            update={
+                "history": case.history.model_copy(update={"tools": tools, "items": items}),
+                "options": case.options.model_copy(update={"tool_choice": choice}),
+            }
+        )
+
+
+def _fed_back(
+    case: Case, on: list[Mode], fires: Fires, minted: Minted, fired: Observation | None
+) -> tuple[Case, dict[str, Any] | None, list[Mode], Observation | None]:
+    """Step 3 (``how``): the first mode of ``on`` whose minted ids, put in the repro, keep it
+    failing; the repro, its mechanism and its modes (that one first) after it."""
+    if not case.history.calls:
+        return case, None, on, fired
+    own = on[0]
+    for api, stream in on:
+        pool = minted.get(_label((api, stream)), ())
+        for candidate in _adopting(case, pool):
+            ids = _minted_ids(candidate, pool)
+            if ids is None:
+                continue
+            moved = _moved(candidate, api, stream, ids)
+            unchanged = moved == _moved(case, *own)
+            obs = None if unchanged else fires(moved)
+            if not unchanged and obs is None:
+                continue
+            if obs is not None:
+                case, fired = moved, obs
+            mechanism = {"minted_on": _label((api, stream)), "ids": sorted(set(ids.values()))}
+            return case, mechanism, [(api, stream)] + [m for m in on if m != (api, stream)], fired
+    return case, None, on, fired
+
+
 def explain(case: Case, fires: Fires, modes: Sequence[Mode], minted: Minted) -> Explained:
     """``case`` made valid where the failure allows, the modes it reproduces on, and how its
     call ids came about (see the module's docstring)."""
@@ -159,22 +226,7 @@ def explain(case: Case, fires: Fires, modes: Sequence[Mode], minted: Minted) -> 
     own = (case.api, case.stream)
     answers = {m: fires(_moved(case, *m)) for m in modes if m != own}
     on = [own] + [m for m, obs in answers.items() if obs is not None]
-    mechanism = None
-    if case.history.calls:
-        for api, stream in on:
-            ids = _minted_ids(case, minted.get(_label((api, stream)), ()))
-            if ids is None:
-                continue
-            moved = _moved(case, api, stream, ids)
-            same = all(old == new for old, new in ids.items())
-            obs = None if same and (api, stream) == own else fires(moved)
-            if not (same and (api, stream) == own) and obs is None:
-                continue
-            if obs is not None:
-                case, fired = moved, obs
-            mechanism = {"minted_on": _label((api, stream)), "ids": sorted(set(ids.values()))}
-            on = [(api, stream)] + [m for m in on if m != (api, stream)]
-            break
+    case, mechanism, on, fired = _fed_back(case, on, fires, minted, fired)
     plain = (case.api, False)
     if mechanism is None and answers.get(plain) is not None:
         # Failing streamed and not, the plain request makes the repro: no SSE noise to read.

@@ -53,9 +53,28 @@ def test_modes_it_does_not_reproduce_on_are_left_out() -> None:
     assert done.reproduces_on == ("chat/no-stream", "chat/stream")
 
 
-def test_a_minted_id_for_another_tool_is_never_used() -> None:
+def test_a_minted_id_for_another_tool_comes_with_that_tools_name() -> None:
+    """The server minted no call of the repro's tool: the repro's tool takes the name of one it
+    did (declaration and call), so the history holds the server's own call, name and id."""
+    minted = {"responses/stream": [("ns__find", "call_1"), ("lookup", HEX)]}
+    done = explain(_case(), _kimi_like, ALL, minted)
+    assert done.mechanism == {"minted_on": "responses/stream", "ids": [HEX]}
+    # The plain name before the namespaced one, both minted.
+    assert [(c.name, c.id) for c in done.case.history.calls] == [("lookup", HEX)]
+    assert [t.name for t in done.case.history.tools] == ["lookup"]
+
+
+def test_a_minted_id_is_never_paired_with_another_tools_name() -> None:
+    """A failure that needs its tool's own name is not moved onto another: no mechanism."""
+
+    def needs_its_name(case: Case) -> Observation | None:
+        named = all(c.name == "get_weather" for c in case.history.calls)
+        return _kimi_like(case) if named else None
+
     minted = {"responses/stream": [("lookup", HEX)]}
-    assert explain(_case(), _kimi_like, ALL, minted).mechanism is None
+    done = explain(_case(), needs_its_name, ALL, minted)
+    assert done.mechanism is None
+    assert [(c.name, c.id) for c in done.case.history.calls] == [("get_weather", "call_0")]
 
 
 KIMI_CHAT = {"chat/no-stream": [("get_weather", "functions.get_weather:0")]}
@@ -113,3 +132,12 @@ def test_a_server_that_stops_answering_meanwhile_clears_nothing() -> None:
         return None if native or calls[0] > 7 else _obs(case)
 
     assert explain(_case(), goes_quiet, ALL, KIMI_CHAT).cleared_by is None
+
+
+def test_a_tool_choice_naming_the_adopted_tool_follows_its_new_name() -> None:
+    case = _case()
+    case = case.model_copy(
+        update={"options": case.options.model_copy(update={"tool_choice": "get_weather"})}
+    )
+    done = explain(case, _kimi_like, ALL, {"responses/stream": [("lookup", HEX)]})
+    assert done.case.options.tool_choice == "lookup"
