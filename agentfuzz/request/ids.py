@@ -81,8 +81,11 @@ SHAPES: tuple[tuple[str, ...], ...] = (
         "deepseek",
         "gemini_thought",
     ),
-    # The tool's name and a call index joined by ``:`` (Kimi's native shape and its look-alike).
-    ("kimi_native", "kimi_bare"),
+    # Kimi's own shape: ``functions.``, the tool's name, ``:`` and a call index.
+    ("kimi_native",),
+    # Its look-alike: the name and ``:`` and an index, no ``functions.`` (what a server that
+    # takes any ``.+:\d+`` for its own shape reads wrong: seed 000's first fix).
+    ("kimi_bare",),
     # A call index joined otherwise: by ``_``, by nothing, or a number alone.
     ("kimi_sanitized", "kimi_squashed", "kimi_callnum", "sglang_old"),
     # The same id on every call.
@@ -90,7 +93,8 @@ SHAPES: tuple[tuple[str, ...], ...] = (
 )
 """``FAMILIES`` by the structure a template or parser keys on. A history draws a shape first,
 then a family in it, so the few shapes that carry an index are not outnumbered by the many
-random ones (each shape is drawn as often as any other)."""
+random ones (each shape is drawn as often as any other); Kimi's native shape and its look-alike
+are two, since a server takes the one for its own and must not take the other so."""
 
 ADVERSARIAL: tuple[str, ...] = (
     "empty",

@@ -1,5 +1,11 @@
 """Request knobs and whole cases: a history plus the options of the request that follows it.
 
+A case's first choice is its skeleton: a history as drawn, or one the agent loop goes on from
+(``strategies._loops``: a reply with calls, their results, the user's next ask naming one
+tool or two, with the tools declared or, as a closing turn, without). Its own choices come
+last, after the relation's, so with the skeleton lowered they are left over and the shrinker
+drops the loop in one step; the relation is prepared on the case with the loop in it.
+
 Knobs take two choices whatever the profile: one for tools (included with a ``tool_choice``,
 or left out) and one for the sampling knobs together (seed, temperature, max_tokens), each a
 ``sampled_from`` whose first entry is the default, so the shrinker drops knobs in one step.
@@ -21,7 +27,8 @@ from agentfuzz.model.modes import ALL_MODES, Mode
 from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._foreign import extend_history
 from agentfuzz.strategies._histories import histories
-from agentfuzz.strategies._relations import allowed, with_relation
+from agentfuzz.strategies._loops import Ending, looped, loops
+from agentfuzz.strategies._relations import allowed, relation_for, with_relation
 from agentfuzz.strategies._surface import malformed_kind, surface_fields
 
 __all__ = ["cases", "options"]
@@ -32,9 +39,27 @@ _OMIT = "omit"
 @lru_cache(maxsize=64)
 def _tool_knobs(kinds: tuple[str, ...], omit: bool) -> SearchStrategy[str | None]:
     # Leaving tools out is what clients do on a closing turn; tool_choice then goes too,
-    # since a tool_choice without tools is a request any server may refuse. Twice the weight
-    # of one tool_choice: a turn without tools after calls is half of what an agent loop sends.
-    return st.sampled_from((None, *kinds, *((_OMIT, _OMIT) if omit else ())))
+    # since a tool_choice without tools is a request any server may refuse.
+    return st.sampled_from((None, *kinds, *((_OMIT,) if omit else ())))
+
+
+# A request's skeleton: None for a history as drawn, or how the agent loop goes on after it
+# (``histories.looped``), and whether that closing request leaves its tools out.
+Skeleton = tuple[Ending, bool] | None
+
+
+@lru_cache(maxsize=64)
+def _skeletons(loop: bool, omit: bool) -> SearchStrategy[Skeleton]:
+    # A case's first choice, so a run's first examples (one choice random, the rest the
+    # simplest) hold the plainest request of each: the next ask naming one tool, or two, with
+    # the tools declared, and as a client's closing turn, without them (seeds 000, 001 and
+    # 004 live there). One choice each rather than the product of several unlikely ones.
+    shapes: list[Skeleton] = [None]
+    if loop:
+        shapes += [("next_ask", True), ("next_ask_two", True)]
+    if loop and omit:
+        shapes.append(("next_ask", False))
+    return st.sampled_from(shapes)
 
 
 @lru_cache(maxsize=64)
@@ -53,9 +78,17 @@ def _named(size: int) -> SearchStrategy[int]:
 
 
 def _draw_options(
-    draw: st.DrawFn, profile: Profile, tools: tuple[Tool, ...], api: Api, stream: bool
+    draw: st.DrawFn,
+    profile: Profile,
+    tools: tuple[Tool, ...],
+    api: Api,
+    stream: bool,
+    omit: bool | None = None,
 ) -> Options:
-    kind = draw(_tool_knobs(profile.tool_choices, profile.omit_tools_last))
+    """The knobs; ``omit``: whether leaving the tools out is a choice (the profile's
+    ``omit_tools_last`` unless said)."""
+    omit = profile.omit_tools_last if omit is None else omit
+    kind = draw(_tool_knobs(profile.tool_choices, omit))
     tool_choice = kind if kind != _OMIT else None
     if kind == "named":
         tool_choice = tools[draw(_named(len(tools)))].flat_name
@@ -100,16 +133,29 @@ def _cases(
     profile: Profile,
     api: Api,
     stream: bool,
-    drawn: SearchStrategy[History],
     modes: tuple[Mode, ...],
 ) -> Case:
-    history, fields = extend_history(draw, profile, api, stream, draw(drawn))
-    options = _draw_options(draw, profile, history.tools, api, stream)
+    loop = profile.max_parallel_calls > 0 and profile.max_turns > 1
+    skeleton = draw(_skeletons(loop, profile.omit_tools_last))
+    drawn: History = draw(histories(profile, api))
+    history, fields = extend_history(draw, profile, api, stream, drawn)
+    # A skeleton says whether the loop's ask declares its tools: no other way to leave them out.
+    omit = profile.omit_tools_last and skeleton is None
+    options = _draw_options(draw, profile, history.tools, api, stream, omit)
     if fields:
         options = options.model_copy(update={"fields": fields | options.fields})
     case = Case(history=history, options=options, api=api, stream=stream)
     relations = allowed(profile, api, stream, modes)
-    return with_relation(draw, relations, case) if relations else case
+    chosen = relation_for(draw, relations, case) if relations else None
+    if skeleton is not None and loops(profile, history):
+        # The loop's choices come last: with the skeleton lowered to none they are left over,
+        # so the shrinker drops the loop in one step. The relation is prepared after it.
+        ending, declared = skeleton
+        history = draw(looped(profile, api, history, ending))
+        if not declared:
+            options = options.model_copy(update={"include_tools": False, "tool_choice": None})
+        case = case.model_copy(update={"history": history, "options": options})
+    return with_relation(chosen, case)
 
 
 def cases(
@@ -122,4 +168,4 @@ def cases(
     Shrinks toward one plain tool, one user message naming it, default options and no
     relation.
     """
-    return _cases(profile, api, stream, histories(profile, api), tuple(modes))
+    return _cases(profile, api, stream, tuple(modes))

@@ -1,10 +1,10 @@
 """Which related request a case is sent with: one relation (``request.relations``), or none.
 
-Two choices at the end of a case: whether it has a partner at all, then which of the profile's
-relations that can apply to it; ``special_token`` takes a third, the token it puts in the last
-user message when the text holds none. The relation's own preparation (temperature 0 for a
-greedy one, the usage chunk on a chat stream) is applied to the case, so what is sent is what
-the relation judges.
+Two choices near the end of a case (only an agent loop's come after them): whether it has a
+partner at all, then which of the profile's relations that can apply to it; ``special_token``
+takes a third, the token it puts in the last user message when the text holds none. The
+relation's own preparation (temperature 0 for a greedy one, the usage chunk on a chat stream) is
+applied to the case, so what is sent is what the relation judges.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from agentfuzz.model.modes import ALL_MODES, Mode
 from agentfuzz.request.profiles import Profile
 from agentfuzz.request.relations import RELATIONS, SPECIAL_TOKENS, prepared
 
-__all__ = ["allowed", "with_relation"]
+__all__ = ["allowed", "relation_for", "with_relation"]
 
 _TOKENS = st.integers(0, len(SPECIAL_TOKENS) - 1)
 
@@ -58,14 +58,20 @@ def allowed(
     return tuple(kept)
 
 
-def with_relation(draw: st.DrawFn, relations: tuple[str, ...], case: Case) -> Case:
-    """``case``, half the time with a relation of ``relations`` that fits it, prepared.
-
-    Shrinks toward no relation, then toward the first of the profile's that fits.
-    """
+def relation_for(draw: st.DrawFn, relations: tuple[str, ...], case: Case) -> tuple[str, int] | None:
+    """Half the time, a relation of ``relations`` that fits ``case`` and its pick (the special
+    token), for ``with_relation`` to prepare. Shrinks toward none, then toward the first of
+    the profile's that fits."""
     fitting = tuple(name for name in relations if prepared(name, case) is not None)
     if not fitting or not draw(st.booleans()):
-        return case
+        return None
     name = draw(_names(fitting))
-    pick = draw(_TOKENS) if name == "special_token" else 0
-    return prepared(name, case, pick) or case
+    return name, draw(_TOKENS) if name == "special_token" else 0
+
+
+def with_relation(chosen: tuple[str, int] | None, case: Case) -> Case:
+    """``case`` with the ``chosen`` relation prepared, or as it is when none was chosen or the
+    relation does not fit it."""
+    if chosen is None:
+        return case
+    return prepared(chosen[0], case, chosen[1]) or case

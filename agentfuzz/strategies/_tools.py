@@ -26,7 +26,7 @@ from agentfuzz.model.history import Api, Tool
 from agentfuzz.request.ids import SEEDS, entropy
 from agentfuzz.request.profiles import Profile
 
-__all__ = ["arguments", "texts", "tool_names", "tools"]
+__all__ = ["another_tool", "arguments", "texts", "tool_names", "tools"]
 
 _PLAIN = ("get_weather", "search", "read_file", "run_shell", "send_email", "get_time", "Bash")
 _SERVERS = ("github", "file-system", "brave-search", "my-server")
@@ -189,6 +189,12 @@ def _make_tool(name: str, namespace: str | None, parameters: int) -> Tool:
     )
 
 
+def another_tool(declared: tuple[Tool, ...]) -> Tool:
+    """The first plain tool no declared tool is named as (flat), with the simplest schema."""
+    taken = {t.flat_name for t in declared}
+    return _make_tool(next(n for n in _PLAIN if n not in taken), None, 0)
+
+
 @lru_cache(maxsize=32)
 def _tool(
     namespaced_names: bool, namespaces: bool, odd_names: bool = False, odd_schemas: bool = False
@@ -219,18 +225,19 @@ def _tools(
     max_tools: int,
     odd: tuple[bool, bool] = (False, False),
     colliding: bool = False,
+    least: int = 1,
 ) -> SearchStrategy[Any]:
     return st.lists(
         _tool(namespaced_names, namespaces, *odd),
-        min_size=1,
+        min_size=least,
         max_size=max_tools,
         unique_by=_pair_key if colliding else _flat_key,
     ).map(tuple)
 
 
-def tools(profile: Profile, api: Api) -> SearchStrategy[tuple[Tool, ...]]:
-    """1..max_tools tools, one choice per tool; shrinks toward one plain ``get_weather`` whose
-    only parameter, ``city``, is optional.
+def tools(profile: Profile, api: Api, least: int = 1) -> SearchStrategy[tuple[Tool, ...]]:
+    """``least``..max_tools tools (``least`` capped at max_tools), one choice per tool; shrinks
+    toward one plain ``get_weather`` whose only parameter, ``city``, is optional.
 
     Flat names are distinct, except on Responses with ``colliding_names``: there a plain tool
     may be named what a namespaced one flattens to, and only (namespace, name) pairs differ.
@@ -239,7 +246,12 @@ def tools(profile: Profile, api: Api) -> SearchStrategy[tuple[Tool, ...]]:
     odd = (profile.adversarial_names, profile.adversarial_schemas)
     colliding = namespaces and profile.colliding_names
     strategy: SearchStrategy[tuple[Tool, ...]] = _tools(
-        profile.namespaced_tools, namespaces, profile.max_tools, odd, colliding
+        profile.namespaced_tools,
+        namespaces,
+        profile.max_tools,
+        odd,
+        colliding,
+        min(least, profile.max_tools),
     )
     return strategy
 
