@@ -22,8 +22,8 @@ _ONLY_CHAT = ["--api", "chat", "--no-stream", "--oracles", "empty_turn", "--quie
 
 @pytest.fixture(autouse=True)
 def _pinned_generation(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Seed 6's first three examples meet the seed bug (see tests/plugin/test_campaigns.py).
-    monkeypatch.setattr(hypothesis.core, "global_force_seed", 6)
+    # Seed 3's first three examples meet the seed bug (its first alone does not).
+    monkeypatch.setattr(hypothesis.core, "global_force_seed", 3)
 
 
 def _fuzz(target: list[str], examples: int, out: Path) -> tuple[int, list[str]]:
@@ -36,7 +36,7 @@ def test_the_embedded_server_replays_failures_across_ports(tmp_path: Path) -> No
     # With nothing saved, one example finds nothing.
     assert _fuzz(embedded, 1, tmp_path / "fresh") == (0, [])
     code, found = _fuzz(embedded, 3, tmp_path / "first")
-    assert code == 1 and found, "seed 6 should meet the seed bug in three examples"
+    assert code == 1 and found, "seed 3 should meet the seed bug in three examples"
     # Each run starts the embedded server on a new port: the saved failure replays all the same.
     assert _fuzz(embedded, 1, tmp_path / "again") == (1, found)
     # Another serve profile is another target: nothing of this one's replays there.

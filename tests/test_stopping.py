@@ -64,7 +64,8 @@ def _config(url: str, out: Path, kind: Kind) -> FuzzConfig:
         modes=(("chat", False),),
         kinds=(kind,),
         max_examples=15,
-        seed=1,
+        # Seed 3 meets the seed bug within 15 examples, synthetic and session alike.
+        seed=3,
         database=None,
         max_time=10_000.0,
     )
@@ -242,7 +243,7 @@ def test_the_command_line_reports_a_bug_of_ours_and_keeps_what_was_found(
 ) -> None:
     monkeypatch.setattr(oracles, "check", _breaks_after(40, oracles.check))
     out = tmp_path / "out"
-    argv = ["fuzz", "--api", "chat", "--no-stream", "--max-examples", "15", "--seed", "1"]
+    argv = ["fuzz", "--api", "chat", "--no-stream", "--max-examples", "15", "--seed", "3"]
     result = CliRunner().invoke(cli, [*argv, "--out", str(out), "--quiet"])
     assert "Traceback" not in result.output
     summary = json.loads((out / "summary.json").read_text())

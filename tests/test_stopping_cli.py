@@ -41,7 +41,7 @@ def url() -> Iterator[str]:
 def _start(url: str, out: Path, kind: str, workers: int, *extra: str) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "agentfuzz", "fuzz", "--base-url", url, "--model", "m"]
     argv += ["--api", "chat", "--no-stream", "--mode", kind, "--max-examples", "15"]
-    argv += ["--seed", "0", "--out", str(out), "--workers", str(workers), *extra]
+    argv += ["--seed", "3", "--out", str(out), "--workers", str(workers), *extra]
     env = dict(os.environ, AGENTFUZZ_XDIST_ARGS="")
     return subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=out.parent

@@ -19,7 +19,7 @@ import pytest
 from agentfuzz.cli import main
 from agentfuzz.model import files
 
-FUZZ = ["fuzz", "--serve", "vllm-kimi-k2", "--api", "chat", "--no-stream", "--seed", "0"]
+FUZZ = ["fuzz", "--serve", "vllm-kimi-k2", "--api", "chat", "--no-stream", "--seed", "3"]
 
 
 def _fuzz(capsys: pytest.CaptureFixture[str], out: Path, *extra: str) -> tuple[int, str]:

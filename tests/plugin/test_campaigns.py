@@ -27,7 +27,7 @@ import json
 import pytest
 
 # Seeds whose first three examples already meet the seed bug: a short campaign that shrinks.
-SEEDS = (6, 7)
+SEEDS = (6, 3)
 
 
 @pytest.mark.parametrize("shard", [0, 1])
@@ -106,7 +106,7 @@ def test_offline_under_xdist_each_shard_replays_its_own_folder(
     result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=2)
     zero, one = project / FOLDERS / "test_shard-0", project / FOLDERS / "test_shard-1"
-    assert _seeds(zero) == {6} and _seeds(one) == {7}
+    assert _seeds(zero) == {6} and _seeds(one) == {3}
     assert [p.read_bytes() for p in _parts(zero)] != [p.read_bytes() for p in _parts(one)]
     # Replaying never writes a cassette.
     assert {p: p.read_bytes() for p in (project / FOLDERS).rglob("*.yaml")} == before
@@ -116,7 +116,7 @@ def test_a_changed_seed_fails_offline_with_one_line(
     pytester: pytest.Pytester, project: Path
 ) -> None:
     test_file = project / "test_shards.py"
-    test_file.write_text(test_file.read_text().replace("SEEDS = (6, 7)", "SEEDS = (15, 2)"))
+    test_file.write_text(test_file.read_text().replace("SEEDS = (6, 3)", "SEEDS = (15, 2)"))
     reprec = pytester.inline_run()
     reprec.assertoutcome(failed=2)
     for message in _failures(reprec).values():
