@@ -4,6 +4,7 @@ item 7): the stream relation's partner is drawn only where its mode is one the r
 from __future__ import annotations
 
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -24,8 +25,17 @@ class _Bodies:
             self.seen.append(body)
 
     def streamed(self) -> int:
-        docs = [json.loads(b) for b in self.seen if b.startswith(b"{")]
-        return sum(1 for d in docs if isinstance(d, dict) and d.get("stream") is True)
+        return sum(_streams(b) for b in self.seen if b.startswith(b"{"))
+
+
+def _streams(body: bytes) -> bool:
+    try:
+        doc = json.loads(body)
+    except RecursionError:
+        # A body nested past Python's parser (a surface dimension sends one): any "stream":
+        # true in it counts, so the check never passes on a body it could not read.
+        return re.search(rb'"stream"\s*:\s*true', body) is not None
+    return isinstance(doc, dict) and doc.get("stream") is True
 
 
 @pytest.mark.parametrize("kind", ["synthetic", "session"])
