@@ -48,8 +48,9 @@ def _looped(
     draw: st.DrawFn, profile: Profile, api: Api, history: History, ending: Ending
 ) -> History:
     plan = _plan(profile, api)
-    if ending == "next_ask_two" and len(history.tools) == 1:
-        # Two tools to name: the agent also has a plain second one.
+    two = ending == "next_ask_two" and (len(history.tools) > 1 or profile.max_tools > 1)
+    if two and len(history.tools) == 1:
+        # Two tools to name: the agent also has a plain second one (where the profile allows).
         history = history.model_copy(
             update={"tools": (*history.tools, another_tool(history.tools))}
         )
@@ -62,7 +63,7 @@ def _looped(
         _LEDGER.reset(token)
     tool = draw(_indexes(len(tools)))
     other = tools[(tool + 1) % len(tools)]
-    template = FOLLOW_UPS[1 if ending == "next_ask_two" else 0]
+    template = FOLLOW_UPS[1 if two else 0]
     ask = UserMessage(text=template.format(tool=tools[tool].flat_name, other=other.flat_name))
     return history.model_copy(update={"items": (*history.items, *reply, ask)})
 

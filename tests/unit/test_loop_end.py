@@ -123,3 +123,13 @@ def test_a_closing_turn_leaves_the_tools_out_after_the_ask() -> None:
 def test_the_ending_shrinks_away_when_the_failure_does_not_need_it() -> None:
     found = find(cases(DEFAULT, "chat", False), lambda c: True, settings=SHRINK)
     assert [type(i) for i in found.history.items] == [UserMessage]
+
+
+@CHECK
+@given(data=st.data())
+def test_a_profile_of_one_tool_keeps_one_and_its_ask_names_it(data: st.DataObject) -> None:
+    one = Profile(max_tools=1)
+    history = History(tools=TWO[:1], items=_history().items)
+    after = data.draw(looped(one, "chat", history, "next_ask_two"))
+    assert after.tools == TWO[:1]
+    assert after.items[-1] == UserMessage(text="Use get_weather.")
