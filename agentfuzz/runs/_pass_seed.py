@@ -39,9 +39,12 @@ def thread_random() -> None:
 # (an editable install's, the user's own). Which modules a process happened to import would then
 # change what a seed generates: a campaign's seed would not give the same requests in the CLI and
 # under pytest, after an unrelated change, or from a wheel (whose modules are not "local" at all).
-# While a pass runs, the constants are agentfuzz's own, every module of it, whatever is loaded:
-# the markup, field names and id shapes they hold are a fuzzing dictionary worth keeping. Counted,
-# since --workers runs passes in threads of one process.
+# While a pass runs, the constants are those of the packages that generate requests (GENERATORS):
+# the markup, field names and id shapes they hold are a fuzzing dictionary worth keeping. The rest
+# of agentfuzz stays out: a report's wording or the puppet's catalogue must not move what a seed
+# draws, and the reference server's planted faults must not hand the fuzzer their own triggers.
+# Counted, since --workers runs passes in threads of one process.
+GENERATORS = ("request", "strategies")
 _LOCAL: dict[str, Any] = {"depth": 0, "saved": None}
 _LOCAL_LOCK = threading.Lock()
 
@@ -53,15 +56,12 @@ def _own_constants() -> Any:
     import agentfuzz
 
     found = Constants()
-    prefix = agentfuzz.__name__ + "."
-    for info in sorted(pkgutil.walk_packages(agentfuzz.__path__, prefix), key=lambda m: m.name):
-        if info.name.endswith(".__main__"):
-            continue  # importing it would run the command line
-        try:
-            module = importlib.import_module(info.name)
-        except ImportError:  # an optional part whose dependency is absent
-            continue
-        found = found | constants_from_module(module)
+    for package in GENERATORS:
+        root = importlib.import_module(f"{agentfuzz.__name__}.{package}")
+        names = [root.__name__]
+        names += [m.name for m in pkgutil.walk_packages(root.__path__, root.__name__ + ".")]
+        for name in sorted(names):
+            found = found | constants_from_module(importlib.import_module(name))
     return found
 
 

@@ -39,3 +39,18 @@ def test_a_module_imported_between_two_runs_changes_no_request(tmp_path: Path) -
         sys.modules.pop("extra_constants", None)
     assert len(before) > 20
     assert after == before
+
+
+def test_only_the_generators_feed_the_draws() -> None:
+    """A report's wording, the puppet's catalogue or the reference server's planted faults must
+    not move what a seed draws (nor hand the fuzzer a planted fault's trigger)."""
+    from hypothesis.internal.constants_ast import constants_from_module
+
+    from agentfuzz.reference import faults
+    from agentfuzz.runs._pass_seed import _own_constants
+
+    strings = _own_constants().strings
+    assert "kimi_bare" in strings  # request/ids.py: a generator's own word
+    planted = "null_calls"  # the name of a planted fault: the reference server's word alone
+    assert planted in constants_from_module(faults).strings
+    assert planted not in strings
