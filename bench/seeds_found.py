@@ -1,6 +1,6 @@
 """How many examples each seed profile's bug takes to find, per fuzz seed (issue 41 item 11).
 
-    python bench/seeds_found.py [--seeds 1-5] [--cap 300] [--profile default]
+    python bench/seeds_found.py [--seeds 1-5] [--cap 300] [--profile default] [--no-openings]
 
 For every seed profile of the README (``tests/reference/test_fuzz_seed_profiles.py`` lists them,
 each with the mode its row names and the oracle that finds it) and every ``--seed``, runs the
@@ -9,6 +9,8 @@ engine (``runs.campaign.run_unfolded``, as ``agentfuzz fuzz --serve PROFILE --ap
 offered, and prints a markdown table of the examples run by then, the finding one included. A
 run that finds nothing within ``--cap`` examples shows ``>cap``. The goal: 50 or fewer on every
 seed. The server is the embedded one in a thread (only the count matters here, not the time).
+``--no-openings`` leaves out the run's openings (``strategies.openings``, each skeleton's
+plainest case first): what Hypothesis's own draws reach, seed by seed.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from agentfuzz.output.findings.status import Status
 from agentfuzz.output.findings.store import FindingStore
 from agentfuzz.reference import serve_in_thread
 from agentfuzz.request.profiles import load_profile
-from agentfuzz.runs import campaign
+from agentfuzz.runs import campaign, engine
 
 # (reference profile, api, stream, the oracle that finds its bug): the README's seed profiles.
 ROWS: tuple[tuple[str, Api, bool, str], ...] = (
@@ -103,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=_seeds, default=_seeds("1-5"), help="e.g. 1-5")
     parser.add_argument("--cap", type=int, default=300)
     parser.add_argument("--profile", default="default", help="the fuzz profile")
+    parser.add_argument("--no-openings", action="store_true", help="Hypothesis's draws alone")
     args = parser.parse_args(argv)
+    if args.no_openings:
+        engine.openings = lambda *_: []  # type: ignore[attr-defined]
     seeds: list[int] = args.seeds
     print("| profile | mode | oracle | " + " | ".join(f"seed {s}" for s in seeds) + " | worst |")
     print("|---|---|---|" + "---|" * len(seeds) + "---|")

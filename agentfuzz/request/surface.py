@@ -38,6 +38,7 @@ __all__ = [
     "features",
     "used",
     "with_the_request",
+    "without",
 ]
 
 # The knobs the ``knob`` oracle holds an answer to (its signatures are ``knob:<name>…``); a
@@ -192,6 +193,32 @@ def used(case: Case) -> tuple[str, ...]:
         found.add(f"malformed:{opts.malformed}")
     known = [name for name in _ORDER if name in found]
     return (*known, *sorted(found - set(known))) or (PLAIN,)
+
+
+def without(case: Case, dimension: str) -> Case | None:
+    """``case`` with ``dimension`` taken out and all else kept, or None where it cannot be (a
+    foreign history entry or declaration is the history itself)."""
+    opts = case.options
+    update: dict[str, object] = {}
+    if dimension == "budget":
+        update["max_tokens"] = None
+    elif dimension == "sampling":
+        update.update(seed=None, temperature=None)
+    elif dimension == "tools_omitted":
+        update["include_tools"] = True
+    elif dimension == "tool_choice":
+        update["tool_choice"] = None
+    elif dimension.startswith("message_forms:"):
+        update["forms"] = tuple(f for f in opts.forms if f != dimension.partition(":")[2])
+    elif dimension.startswith("malformed:"):
+        update["malformed"] = None
+    else:
+        kept = {
+            f: v for f, v in opts.fields.items() if _BY_FIELD.get((case.api, f), f) != dimension
+        }
+        update["fields"] = kept
+    smaller = case.model_copy(update={"options": opts.model_copy(update=update)})
+    return None if dimension in used(smaller) else smaller
 
 
 # The family of the ids the reducer renames calls to (``call_N``): a call id of another family

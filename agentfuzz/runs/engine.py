@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -35,6 +35,8 @@ from agentfuzz.output.findings.report import Report, TurnTable
 from agentfuzz.output.findings.store import FindingStore
 from agentfuzz.reduce.explain import explain, note_minted
 from agentfuzz.reduce.reduction import reduce_case
+from agentfuzz.request.surface import without
+from agentfuzz.runs._openers import Opening
 from agentfuzz.runs.config import FuzzConfig
 from agentfuzz.runs.meter import Meter, Progress
 from agentfuzz.runs.pace import Pace
@@ -42,13 +44,12 @@ from agentfuzz.runs.passes import (
     SHRINK_PER_EXAMPLE,
     Diverged,
     EnoughFailures,
-    OutOfTime,
     TargetGone,
     fuzz_mode,
 )
 from agentfuzz.runs.tally import Tally
 from agentfuzz.runs.witness import Witness
-from agentfuzz.strategies import cases, plans, seeded
+from agentfuzz.strategies import cases, openings, plans, seeded
 from agentfuzz.tape.codec import Recorded, record_example
 from agentfuzz.wire.target import Target
 
@@ -98,7 +99,9 @@ class Engine:
         # In the order given: shards start on different modes and kinds.
         try:
             for number, (mode, kind) in enumerate(parts):
-                share, tape = self._share(len(parts) - number), self._tape(f"{kind}-{slug(mode)}")
+                cut = partial(setattr, self.report, "out_of_time", True)
+                share = self.meter.share(len(parts) - number, bool(self.store.by_key), cut)
+                tape = self._tape(f"{kind}-{slug(mode)}")
                 with tape, share, self.witness.part():
                     (self._synthetic if kind == "synthetic" else self._sessions)(mode)
         except EnoughFailures:
@@ -122,27 +125,6 @@ class Engine:
                 self._trials(finding)
                 finding.bundle = self.store.write(finding)
 
-    @contextlib.contextmanager
-    def _share(self, parts_left: int) -> Iterator[None]:
-        """Under ``--max-time``, this part's fair share of the time left: an equal slice for
-        each part still to fuzz, and one more held back for shrinking once anything was found.
-        Out of its share, the part ends and the next begins; the run says it was cut."""
-        meter, deadline = self.meter, self.meter.deadline
-        if deadline is None:
-            yield
-            return
-        now = meter.clock()
-        slices = parts_left + (1 if self.store.by_key else 0)
-        meter.deadline = min(deadline, now + max(0.0, deadline - now) / slices)
-        try:
-            yield
-        except OutOfTime:
-            if meter.clock() > deadline:
-                raise
-            self.report.out_of_time = True
-        finally:
-            meter.deadline = deadline
-
     def _fuzz_mode(
         self,
         phase: str,
@@ -150,6 +132,7 @@ class Engine:
         judge: Callable[[Any], list[Violation]],
         db_key: str,
         on_pass: Callable[[], None] = lambda: None,
+        openers: Sequence[Opening] = (),
     ) -> None:
         """Fuzz one api/stream mode in passes (``passes.fuzz_mode``); the meter counts its
         examples as ``phase``."""
@@ -171,6 +154,7 @@ class Engine:
             database=config.database,
             db_key=db_key,
             keep_database=config.seed_drawn,
+            openers=openers,
         )
 
     def _db_key(self, mode: Mode, kind: Kind) -> str:
@@ -187,11 +171,16 @@ class Engine:
         api, stream = mode
         profile = self.config.profile
         strategy = cases(profile, api, stream, self.config.modes)
+        openers: list[Opening] = []
         if self.config.seeds:
             # Captured sessions first (the shrinker leans toward the first branch), mutated.
             strategy = st.one_of(seeded(self.config.seeds, profile, api, stream), strategy)
+        else:
+            # Else each skeleton's plainest case (with seeds, the sessions are the openings).
+            openers = openings(profile, api, stream, self.config.modes)
         judge = self._tried(self._judge)
-        self._fuzz_mode(label(mode), strategy, judge, self._db_key(mode, "synthetic"))
+        key = self._db_key(mode, "synthetic")
+        self._fuzz_mode(label(mode), strategy, judge, key, openers=openers)
 
     def _sessions(self, mode: Mode) -> None:
         """Fuzz one starting mode with whole sessions; add the last pass's turns to the report."""
@@ -265,6 +254,17 @@ class Engine:
         self._record("synthetic", [Recorded(obs, case, verdict.violations)])
 
     def _observe(self, case: Case) -> Observation:
+        obs = self._send(case)
+        sent = self.target.last_answered  # the case as sent, defaults and all
+        dimension = None if sent is None else self.tally.suspect(*sent)
+        smaller = None if sent is None or dimension is None else without(sent[0], dimension)
+        if dimension is not None and smaller is not None:
+            # A refusal is the dimension's only if the same request without it is answered.
+            self.tally.pin(dimension, self._send(smaller))
+        note_minted(self.minted, case, obs)
+        return obs
+
+    def _send(self, case: Case) -> Observation:
         # Every request of every stage passes here: a stop takes effect before the next one.
         self.meter.halt()
         try:
@@ -282,7 +282,6 @@ class Engine:
             # It dropped this request's connection and takes no other: this request is the
             # one the server died on, not the next one sent.
             raise TargetGone(f"the connection dropped ({failure}), and no new one is accepted")
-        note_minted(self.minted, case, obs)
         return obs
 
     def _record(self, kind: Kind, recorded: list[Recorded]) -> None:

@@ -7,7 +7,8 @@ own reduction and re-sends of a finding after fuzzing); the summary reports each
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 from agentfuzz.output.findings.status import Status
 from agentfuzz.output.findings.store import FindingStore
@@ -76,3 +77,24 @@ class Meter:
             raise Interrupted
         if self.deadline is not None and self.clock() > self.deadline:
             raise OutOfTime
+
+    @contextlib.contextmanager
+    def share(self, parts_left: int, hold_back: bool, cut: Callable[[], None]) -> Iterator[None]:
+        """Under a deadline, one part's fair share of the time left: an equal slice for each
+        part still to run, and one more where ``hold_back`` (for shrinking what was found). Out
+        of its share, the part ends and the next begins; ``cut`` hears that the run was cut."""
+        deadline = self.deadline
+        if deadline is None:
+            yield
+            return
+        now = self.clock()
+        slices = parts_left + (1 if hold_back else 0)
+        self.deadline = min(deadline, now + max(0.0, deadline - now) / slices)
+        try:
+            yield
+        except OutOfTime:
+            if self.clock() > deadline:
+                raise
+            cut()
+        finally:
+            self.deadline = deadline

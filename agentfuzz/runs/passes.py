@@ -28,7 +28,7 @@ import hashlib
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -43,6 +43,7 @@ from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.model.files import disk_full, disk_full_line
 from agentfuzz.model.observation import Violation
+from agentfuzz.runs._openers import Opening, database_key, run_openers, saver
 from agentfuzz.runs._pass_seed import seed_alone, thread_random
 
 # A history holding a long text makes Hypothesis warn that building its repr is costly; a
@@ -158,7 +159,7 @@ def run_pass(
     elif seed is not None:
         prop = hypothesis_seed(seed)(prop)
     # One example database key per target and mode, so saved failures replay where they failed.
-    prop._hypothesis_internal_database_key = hashlib.sha1(db_key.encode()).digest()  # type: ignore[attr-defined]
+    prop._hypothesis_internal_database_key = database_key(db_key)  # type: ignore[attr-defined]
     try:
         with with_reporter(_dropped), seed_alone():
             prop()
@@ -234,6 +235,7 @@ def fuzz_mode(
     database: Path | None,
     db_key: str,
     keep_database: bool = False,
+    openers: Sequence[Opening] = (),
 ) -> None:
     """Fuzz one mode with ``strategy``, ``judge`` giving each example's violations.
 
@@ -248,6 +250,12 @@ def fuzz_mode(
     already in the store. A pass that finds nothing new (nor shrinks) is the last. A bug of
     ours the property met is raised however the pass ended (a halt included).
 
+    ``openers`` (``strategies.openings``: each an example and the choices that draw it from
+    ``strategy``) are judged first, in order, each one example of the budget, at most half of
+    it. What they find is in the store already; a pass that meets it again shrinks it as any
+    failure, and with the example database on it is saved there, so the next run replays it
+    first whatever its budget.
+
     ``on_example`` hears of each generated example before it is judged, ``on_shrink`` of each
     shrink call, ``on_failure`` of each fresh failure raised, ``on_pass`` of each pass (by
     number, from 0) before it starts.
@@ -257,6 +265,13 @@ def fuzz_mode(
     left = {"examples": max_examples, "shrinks": SHRINK_PER_EXAMPLE * max_examples}
     bugs: list[Exception] = []
     check = _property(judge, left, shrunk, raised, on_example, on_shrink, on_failure, bugs)
+    on = database is not None and (seed is None or keep_database)
+    save = saver(database, db_key) if on and database is not None else None
+    try:
+        first = openers[: max_examples // 2]
+        run_openers(first, lambda e: _judged(judge, e, bugs), left, on_example, save)
+    finally:
+        _raise_first(bugs)
     for number in range(MAX_PASSES):
         if left["examples"] <= 0:
             break

@@ -6,9 +6,11 @@ of the request surface a request used (``request.surface.used``), and per relati
 request was sent for: how the target answered it (the summary's ``coverage``).
 
 A request carries several dimensions, and a refusal names none of them for sure. So a refusal
-is pinned on a dimension only when every other dimension the request used was answered 2xx
-somewhere in the run (``Coverage.pinned``): the table says "always refused" of a dimension
-only on such evidence, never because it rode along with another field the target refuses.
+is pinned on a dimension only when the same request without it was answered 2xx: the run
+re-sends it so (``suspect`` names the one dimension worth the request: every other one the
+refused request used was answered 2xx somewhere in the run) and ``pin``s what that shows. The
+table says "always refused" of a dimension only on such evidence, never because it rode along
+with another field, or a history, the target refuses.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from dataclasses import dataclass, field
 from agentfuzz.model.history import Case
 from agentfuzz.model.modes import label
 from agentfuzz.model.observation import Exchange, Observation
-from agentfuzz.model.summary import Coverage
-from agentfuzz.request.surface import used
+from agentfuzz.model.summary import PINNED_MIN, Coverage
+from agentfuzz.request.surface import PLAIN, used
 
 __all__ = ["Tally"]
 
@@ -32,8 +34,9 @@ class Tally:
     rows: dict[str, Coverage] = field(default_factory=dict)
     # The dimensions of each refused request (how many were refused so), and every dimension
     # some request answered 2xx used: what a refusal is pinned from.
-    refused_sets: Counter[tuple[str, ...]] = field(default_factory=Counter)
     accepted: set[str] = field(default_factory=set)
+    pins: Counter[str] = field(default_factory=Counter)
+    probes: Counter[str] = field(default_factory=Counter)
 
     def count(self, case: Case, obs: Observation) -> None:
         """Count one answer to ``case``."""
@@ -52,23 +55,38 @@ class Tally:
             setattr(row, answered, getattr(row, answered) + 1)
         if answered == "ok":
             self.accepted.update(dimensions)
-        elif answered == "refused":
-            self.refused_sets[dimensions] += 1
+
+    def suspect(self, case: Case, obs: Observation) -> str | None:
+        """The dimension a refusal of ``case`` may be pinned on, by re-sending it without that
+        one: the only one it used that no 2xx answer of the run used (a relation is a pairing,
+        not a field: never), while it has fewer than ``PINNED_MIN`` pins and probes left."""
+        if _answer_class(obs.exchange) != "refused" or case.relation is not None:
+            return None
+        unexplained = [d for d in used(case) if d not in self.accepted and d != PLAIN]
+        if len(unexplained) != 1:
+            return None
+        dimension = unexplained[0]
+        if self.pins[dimension] >= PINNED_MIN or self.probes[dimension] >= _PROBES:
+            return None
+        self.probes[dimension] += 1
+        return dimension
+
+    def pin(self, dimension: str, without: Observation) -> None:
+        """The answer to a refused request re-sent without ``dimension``: a 2xx pins it."""
+        if _answer_class(without.exchange) == "ok":
+            self.pins[dimension] += 1
 
     @property
     def coverage(self) -> dict[str, Coverage]:
         """Every row, each with the refusals pinned on it as the run now stands."""
-        pinned: Counter[str] = Counter()
-        for dimensions, times in self.refused_sets.items():
-            # A relation is a pairing, not a field the target could refuse: never pinned.
-            unexplained = [
-                d for d in dimensions if d not in self.accepted and not d.startswith("relation:")
-            ]
-            if len(unexplained) == 1:
-                pinned[unexplained[0]] += times
         return {
-            name: row.model_copy(update={"pinned": pinned[name]}) for name, row in self.rows.items()
+            name: row.model_copy(update={"pinned": self.pins[name]})
+            for name, row in self.rows.items()
         }
+
+
+# Re-sends a run spends on one dimension's refusals, pinned or not.
+_PROBES = 2 * PINNED_MIN
 
 
 def _answer_class(exchange: Exchange) -> str:

@@ -4,6 +4,7 @@ A thin public face: the strategies live in private modules of this package.
 """
 
 from agentfuzz.strategies._histories import histories, history_items
+from agentfuzz.strategies._openings import openings
 from agentfuzz.strategies._options import cases, options
 from agentfuzz.strategies._plans import plans
 from agentfuzz.strategies._seeded import seeded
@@ -14,6 +15,7 @@ __all__ = [
     "cases",
     "histories",
     "history_items",
+    "openings",
     "options",
     "plans",
     "seeded",

@@ -245,16 +245,19 @@ def _reply(
     shape: int,
     tool: Tool,
     calls: SearchStrategy[list[tuple[ToolCall, bool, int]]],
+    stratum: int | None = None,
 ) -> list[Item]:
     """An assistant reply whose extras are the bits of ``shape`` set, its calls drawn from
-    ``calls``, and their results; an orphan result answers a call to ``tool``."""
+    ``calls``, and their results; an orphan result answers a call to ``tool``. Its ids take a
+    family of the id shape ``stratum`` names (an index into the profile's strata) where given
+    and the profile lets a turn take a family of its own, else of one the seed draws."""
     profile = plan.profile
     extras = {flag for bit, flag in enumerate(plan.extras) if shape >> bit & 1}
     seed = draw(ids.SEEDS)
     size = profile.max_text_size
     if profile.mix_families or ledger.family is None:
         # A shape first, then a family of it (one seed: the shrinker reaches the first family).
-        strata = plan.strata
+        strata = plan.strata if stratum is None else plan.strata[stratum : stratum + 1]
         families = strata[seed % len(strata)]
         ledger.family = families[seed // len(strata) % len(families)]
     items: list[Item] = []

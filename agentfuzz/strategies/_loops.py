@@ -45,7 +45,12 @@ def _ledger_after(profile: Profile, history: History) -> _Ledger:
 
 @st.composite
 def _looped(
-    draw: st.DrawFn, profile: Profile, api: Api, history: History, ending: Ending
+    draw: st.DrawFn,
+    profile: Profile,
+    api: Api,
+    history: History,
+    ending: Ending,
+    stratum: int | None,
 ) -> History:
     plan = _plan(profile, api)
     two = ending == "next_ask_two" and (len(history.tools) > 1 or profile.max_tools > 1)
@@ -58,7 +63,8 @@ def _looped(
     ledger = _ledger_after(profile, history)
     token = _LEDGER.set(ledger)
     try:
-        reply = _reply(draw, plan, ledger, draw(plan.replies), tools[0], plan.some_calls)
+        shape = draw(plan.replies)
+        reply = _reply(draw, plan, ledger, shape, tools[0], plan.some_calls, stratum)
     finally:
         _LEDGER.reset(token)
     tool = draw(_indexes(len(tools)))
@@ -68,13 +74,17 @@ def _looped(
     return history.model_copy(update={"items": (*history.items, *reply, ask)})
 
 
-def looped(profile: Profile, api: Api, history: History, ending: Ending) -> SearchStrategy[History]:
+def looped(
+    profile: Profile, api: Api, history: History, ending: Ending, stratum: int | None = None
+) -> SearchStrategy[History]:
     """``history`` as an agent loop goes on: an assistant reply with one call or more, their
     results, and the user's next ask as ``ending`` says. That request is where a server writes
     a new call after ids it already saw (seeds 000, 001 and 004 live there), and with two tools
     named, where a server that calls each named tool answers with parallel calls (seed 000's
-    index gap). Needs ``loops(profile, history)``; the reply counts calls on from the
-    history's, so its ids are new ones."""
+    index gap). The reply's ids are of the id shape ``stratum`` (an index into the profile's
+    ``family_strata``) where the profile mixes families or the history has no call to go on
+    from. Needs ``loops(profile, history)``; the reply counts calls on from the history's, so
+    its ids are new ones."""
     if not loops(profile, history) or not history.tools:
         raise ValueError("looped needs a declared tool, calls allowed and a turn to spare")
-    return _looped(profile, api, history, ending)
+    return _looped(profile, api, history, ending, stratum)

@@ -31,7 +31,7 @@ from agentfuzz.strategies._loops import Ending, looped, loops
 from agentfuzz.strategies._relations import allowed, relation_for, with_relation
 from agentfuzz.strategies._surface import malformed_kind, surface_fields
 
-__all__ = ["cases", "options"]
+__all__ = ["cases", "options", "skeletons"]
 
 _OMIT = "omit"
 
@@ -44,22 +44,42 @@ def _tool_knobs(kinds: tuple[str, ...], omit: bool) -> SearchStrategy[str | None
 
 
 # A request's skeleton: None for a history as drawn, or how the agent loop goes on after it
-# (``histories.looped``), and whether that closing request leaves its tools out.
-Skeleton = tuple[Ending, bool] | None
+# (``histories.looped``), whether that closing request declares its tools, and the id shape of
+# the calls it goes on from (an index into the profile's ``family_strata``).
+Skeleton = tuple[Ending, bool, int] | None
 
 
-@lru_cache(maxsize=64)
-def _skeletons(loop: bool, omit: bool) -> SearchStrategy[Skeleton]:
+def _skeleton_list(loop: bool, omit: bool, strata: int) -> list[Skeleton]:
     # A case's first choice, so a run's first examples (one choice random, the rest the
     # simplest) hold the plainest request of each: the next ask naming one tool, or two, with
     # the tools declared, and as a client's closing turn, without them (seeds 000, 001 and
-    # 004 live there). One choice each rather than the product of several unlikely ones.
+    # 004 live there), each after calls of every id shape: the matrix this tool exists for,
+    # one choice each rather than the product of several unlikely ones.
+    endings: list[tuple[Ending, bool]] = [("next_ask", True), ("next_ask_two", True)]
+    if omit:
+        endings.append(("next_ask", False))
     shapes: list[Skeleton] = [None]
     if loop:
-        shapes += [("next_ask", True), ("next_ask_two", True)]
-    if loop and omit:
-        shapes.append(("next_ask", False))
-    return st.sampled_from(shapes)
+        shapes += [(e, declared, k) for k in range(strata) for e, declared in endings]
+    return shapes
+
+
+@lru_cache(maxsize=64)
+def _skeletons(loop: bool, omit: bool, strata: int) -> SearchStrategy[Skeleton]:
+    return st.sampled_from(_skeleton_list(loop, omit, strata))
+
+
+def _skeleton_args(profile: Profile) -> tuple[bool, bool, int]:
+    loop = profile.max_parallel_calls > 0 and profile.max_turns > 1
+    # One id shape per skeleton where a turn's family is its own; else the history's calls
+    # decide it and the reply's seed draws it where there are none.
+    strata = len(profile.family_strata) if profile.mix_families else 1
+    return loop, profile.omit_tools_last, strata
+
+
+def skeletons(profile: Profile) -> int:
+    """How many values a case's first choice, its skeleton, takes under ``profile``."""
+    return len(_skeleton_list(*_skeleton_args(profile)))
 
 
 @lru_cache(maxsize=64)
@@ -135,8 +155,7 @@ def _cases(
     stream: bool,
     modes: tuple[Mode, ...],
 ) -> Case:
-    loop = profile.max_parallel_calls > 0 and profile.max_turns > 1
-    skeleton = draw(_skeletons(loop, profile.omit_tools_last))
+    skeleton = draw(_skeletons(*_skeleton_args(profile)))
     drawn: History = draw(histories(profile, api))
     history, fields = extend_history(draw, profile, api, stream, drawn)
     # A skeleton says whether the loop's ask declares its tools: no other way to leave them out.
@@ -150,8 +169,9 @@ def _cases(
     if skeleton is not None and loops(profile, history):
         # The loop's choices come last: with the skeleton lowered to none they are left over,
         # so the shrinker drops the loop in one step. The relation is prepared after it.
-        ending, declared = skeleton
-        history = draw(looped(profile, api, history, ending))
+        ending, declared, stratum = skeleton
+        shaped = stratum if profile.mix_families else None
+        history = draw(looped(profile, api, history, ending, shaped))
         if not declared:
             options = options.model_copy(update={"include_tools": False, "tool_choice": None})
         case = case.model_copy(update={"history": history, "options": options})

@@ -84,7 +84,9 @@ def test_a_crash_on_bad_json_is_found_and_its_bundle_sends_the_same_bytes(tmp_pa
 
 
 def test_the_fixed_profile_stays_silent_with_every_dimension_on(tmp_path: Path) -> None:
-    code, output = _fuzz(tmp_path, "fixed", "chat", False, 300)
+    # Seed 1: a run whose draws send every dimension below (seed 3's sends no custom tool call
+    # in a history: a rare draw, here it is the coverage asked for, not the silence).
+    code, output = _fuzz(tmp_path, "fixed", "chat", False, 300, "--seed", "1")
     assert code == 0, output
     coverage = json.loads((tmp_path / "summary.json").read_text())["coverage"]
     # Every chat dimension of the default profile was sent, and the server answered or refused.

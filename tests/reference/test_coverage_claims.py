@@ -31,10 +31,9 @@ def _alone(case: Case, field: str) -> Case:
     return case.model_copy(update={"options": options, "relation": None})
 
 
-@pytest.mark.parametrize("seed", ["1", "3"])
-def test_every_dimension_called_always_refused_is_refused_alone(
-    serve: Callable[..., str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: str
-) -> None:
+def _claims_checked(url: str, out: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> int:
+    """Run ``fuzz`` on ``url``; send each dimension it calls always refused alone (with a
+    request it counted as refused) and return how many claims were so checked."""
     refused: list[Case] = []
     observe = Target.observe
 
@@ -45,9 +44,8 @@ def test_every_dimension_called_always_refused_is_refused_alone(
         return obs
 
     monkeypatch.setattr(Target, "observe", keeping)
-    url, out = serve("fixed"), tmp_path / "out"
-    argv = ["fuzz", "--base-url", url, "--max-examples", "30", "--seed", seed, "--quiet"]
-    result = CliRunner().invoke(cli, [*argv, "--out", str(out)])
+    args = ["fuzz", "--base-url", url, *argv, "--quiet", "--out", str(out)]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output[-2000:]
     monkeypatch.undo()
     rows = json.loads((out / "summary.json").read_text())["coverage"]
@@ -62,4 +60,48 @@ def test_every_dimension_called_always_refused_is_refused_alone(
                     assert target.observe(alone).refused, (name, alone.options.fields)
                     checked += 1
                     break
-    assert checked, claimed
+    return checked
+
+
+def test_every_dimension_called_always_refused_is_refused_alone(
+    serve: Callable[..., str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, checked = serve("fixed"), 0
+    for seed in ("1", "2", "3", "4"):
+        argv = ["--api", "responses", "--max-examples", "60", "--seed", seed]
+        checked += _claims_checked(url, tmp_path / seed, monkeypatch, argv)
+    assert checked  # some run made a claim, or the test showed nothing
+
+
+def test_a_refusal_the_history_causes_is_pinned_on_no_field(
+    serve: Callable[..., str], tmp_path: Path
+) -> None:
+    """A request refused for its history (a context it overflows) and the one field no other
+    answered request used: re-sent without the field it is still refused, so nothing is
+    claimed (the coverage table had called ``stream_options`` always refused so)."""
+    from agentfuzz.model.history import History, Options, Tool, UserMessage
+    from agentfuzz.runs.tally import Tally
+
+    tally = Tally()
+    history = History(tools=(Tool(name="f"),), items=(UserMessage(text="x" * 40_000),))
+    case = Case(
+        history=history,
+        options=Options(fields={"stream_options": {"include_usage": True}}),
+        api="chat",
+        stream=True,
+    )
+    with Target(serve("fixed"), "m") as target:
+        for _ in range(4):
+            obs = target.observe(case)
+            assert obs.refused
+            tally.count(case, obs)
+            dimension = tally.suspect(case, obs)
+            assert dimension == "stream_options" or dimension is None
+            if dimension is not None:
+                smaller = case.model_copy(
+                    update={"options": case.options.model_copy(update={"fields": {}})}
+                )
+                tally.pin(dimension, target.observe(smaller))
+    row = tally.coverage["stream_options"]
+    assert row.refused == row.requests == 4
+    assert not row.always_refused

@@ -14,6 +14,7 @@ from agentfuzz import Summary, Target
 from agentfuzz.cli._coverage import coverage_line, coverage_table
 from agentfuzz.model.history import Case, History, Options, Tool, UserMessage
 from agentfuzz.model.summary import Coverage
+from agentfuzz.request.surface import without
 from agentfuzz.runs.tally import Tally
 from agentfuzz.runs.workers import merge
 
@@ -43,21 +44,31 @@ def _case(**fields: object) -> Case:
 
 
 def _tally(*cases: Case) -> Tally:
+    """The tally of sending ``cases`` as a run does: a refusal the tally suspects one dimension
+    of is re-sent without it (``without``), and that answer counted and pinned too."""
     tally = Tally()
     transport = httpx.MockTransport(_answer)
     with Target("http://x.invalid/v1", "m", transport=transport, recording=False) as target:
         for case in cases:
-            tally.count(case, target.observe(case))
+            obs = target.observe(case)
+            tally.count(case, obs)
+            dimension = tally.suspect(case, obs)
+            smaller = None if dimension is None else without(case, dimension)
+            if dimension is not None and smaller is not None:
+                again = target.observe(smaller)
+                tally.count(smaller, again)
+                tally.pin(dimension, again)
     return tally
 
 
 def test_the_tally_counts_each_dimension_by_how_it_was_answered() -> None:
-    cases = (_case(), _case(n=2), _case(n=2, user="u"), _case(stop="}"), _case(user=""))
+    cases = (_case(), _case(user=""), _case(n=2), _case(n=2, user="u"), _case(stop="}"))
     rows = _tally(*cases).coverage
-    assert rows["plain"] == Coverage(requests=1, ok=1)
-    # Refused alone, and beside ``user`` (which was answered elsewhere): both pinned on n.
+    # Refused alone, and beside ``user`` (answered before): re-sent without n, both answered,
+    # so both refusals are pinned on n. The two re-sends count too (plain, and user).
     assert rows["n"] == Coverage(requests=2, refused=2, pinned=2) and rows["n"].always_refused
-    assert rows["user"] == Coverage(requests=2, ok=1, refused=1)
+    assert rows["plain"] == Coverage(requests=2, ok=2)
+    assert rows["user"] == Coverage(requests=3, ok=2, refused=1)
     assert rows["stop"] == Coverage(requests=1, error=1) and not rows["stop"].always_refused
     assert not any(name.startswith("relation:") for name in rows)
 
@@ -105,9 +116,10 @@ def test_a_field_refused_only_beside_another_refused_field_is_not_called_unsuppo
     assert rows["metadata"] == Coverage(requests=3, refused=3)
     assert not rows["metadata"].always_refused
     assert not rows["n"].always_refused  # nor n: either may be the one refused
-    # Once metadata is seen answered, those refusals are pinned on n.
-    rows = _tally(*refused_beside_n, _case(metadata={"k": "v"})).coverage
-    assert rows["n"].pinned == 3 and rows["n"].always_refused
+    # Once metadata is seen answered, such a refusal is re-sent without n, answered, and
+    # pinned on n: twice is enough, no more re-sends after.
+    rows = _tally(_case(metadata={"k": "v"}), *refused_beside_n).coverage
+    assert rows["n"].pinned == 2 and rows["n"].always_refused
     assert not rows["metadata"].always_refused
 
 
