@@ -31,7 +31,7 @@ from agentfuzz.errors import (
 )
 from agentfuzz.judge.judge import oracle_names as known_oracles
 from agentfuzz.model.accepted import base_url_problem
-from agentfuzz.wire.target import first_model, listed_models, wait_for_server
+from agentfuzz.wire.target import first_model, listed_models, puppet_problem, wait_for_server
 
 __all__ = [
     "DEFAULT_SERVE_PROFILE",
@@ -45,6 +45,7 @@ __all__ = [
     "meant",
     "not_started",
     "oracle_names",
+    "puppet_served",
     "reference_server",
     "stop_signals",
     "trials_of",
@@ -215,6 +216,15 @@ def first_model_of(
     except ModelListError as exc:
         advice = "check --base-url and --api-key" if isinstance(exc, NotAnApi) else "pass --model"
         fail(EXIT_USAGE, f"{exc}; {url_hint(base_url) or advice}")
+
+
+def puppet_served(
+    base_url: str, model: str, api_key: str | None, timeout: float, headers: dict[str, str]
+) -> None:
+    """``--puppet``: exit 2 unless the server writes what a script says (``puppet_problem``)."""
+    problem = puppet_problem(base_url, model, api_key, timeout, headers)
+    if problem is not None:
+        fail(EXIT_USAGE, problem)
 
 
 # Seconds the check of --model against GET /models may take: a hint, not worth a long wait.

@@ -21,6 +21,7 @@ from agentfuzz.cli._common import (
     fail,
     first_model_of,
     not_started,
+    puppet_served,
     reference_server,
     stop_signals,
     url_hint,
@@ -114,6 +115,8 @@ def _config(
     if o.model is not None and replay is None:
         warn_unlisted(url, o.model, key, o.timeout, headers)
     name = o.model or recorded or first_model_of(url, key, o.timeout, headers)
+    if fields.get("puppet") is not None and replay is None:
+        puppet_served(url, name, key, o.timeout, headers)
     # The embedded server's port is new each run: its profile names the target instead.
     embedded = o.base_url is None and replay is None
     serve = (o.serve or DEFAULT_SERVE_PROFILE) if embedded else None
