@@ -31,7 +31,7 @@ from agentfuzz.errors import (
 )
 from agentfuzz.judge.judge import oracle_names as known_oracles
 from agentfuzz.model.accepted import base_url_problem
-from agentfuzz.wire.target import first_model, listed_models, wait_for_server
+from agentfuzz.wire.target import first_model, listed_models, puppet_problem, wait_for_server
 
 __all__ = [
     "DEFAULT_SERVE_PROFILE",
@@ -45,7 +45,9 @@ __all__ = [
     "meant",
     "not_started",
     "oracle_names",
+    "puppet_served",
     "reference_server",
+    "serve_profile",
     "stop_signals",
     "trials_of",
     "url_hint",
@@ -57,6 +59,15 @@ __all__ = [
 
 
 DEFAULT_SERVE_PROFILE = "vllm-kimi-k2"
+# The embedded server of a --puppet run given no --serve: the faithful one for scripted output.
+PUPPET_SERVE_PROFILE = "puppet"
+
+
+def serve_profile(serve: str | None, puppet: str | None) -> str:
+    """The reference server profile a run starts: ``--serve``'s, else the default one."""
+    if serve is not None:
+        return serve
+    return DEFAULT_SERVE_PROFILE if puppet is None else PUPPET_SERVE_PROFILE
 
 
 class Exit(Exception):
@@ -217,6 +228,15 @@ def first_model_of(
         fail(EXIT_USAGE, f"{exc}; {url_hint(base_url) or advice}")
 
 
+def puppet_served(
+    base_url: str, model: str, api_key: str | None, timeout: float, headers: dict[str, str]
+) -> None:
+    """``--puppet``: exit 2 unless the server writes what a script says (``puppet_problem``)."""
+    problem = puppet_problem(base_url, model, api_key, timeout, headers)
+    if problem is not None:
+        fail(EXIT_USAGE, problem)
+
+
 # Seconds the check of --model against GET /models may take: a hint, not worth a long wait.
 _MODELS_CHECK_S = 5.0
 
@@ -254,10 +274,14 @@ def url_hint(base_url: str) -> str | None:
 
 @contextlib.contextmanager
 def reference_server(
-    base_url: str | None, serve: str | None, recorded: str | None = None
+    base_url: str | None,
+    serve: str | None,
+    recorded: str | None = None,
+    tool_parser: str | None = None,
 ) -> Iterator[str]:
     """The URL to fuzz: the given one, the recorded one of a replay-only campaign, or the
-    embedded reference server started for this run."""
+    embedded reference server started for this run (reading the model's output with
+    ``tool_parser``, a format of the catalog, where given: ``--puppet``)."""
     if base_url or recorded:
         yield base_url or str(recorded)
         return
@@ -265,9 +289,9 @@ def reference_server(
         from agentfuzz.reference import serve_in_thread
     except ImportError:  # pragma: no cover - the reference server ships with the package
         fail(EXIT_USAGE, "no --base-url given and the reference server is not available")
-    profile = DEFAULT_SERVE_PROFILE if serve is None else serve
+    profile = serve_profile(serve, tool_parser)
     try:
-        server = serve_in_thread(profile)
+        server = serve_in_thread(profile, tool_parser=tool_parser)
         url = server.__enter__()
     except (KeyError, ValueError) as exc:
         fail(EXIT_USAGE, f"--serve {profile}: {not_started(profile, exc)}")

@@ -142,6 +142,11 @@ _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
     click.option(
         "--differential", is_flag=True, help="Send each request again, stream flipped; compare."
     ),
+    click.option(
+        "--puppet",
+        metavar="FORMAT",
+        help="Script what the model writes, in this tool-call format (docs/puppet.md).",
+    ),
     click.option("--quiet", is_flag=True, help="No progress bar or heartbeat lines."),
     click.option(
         "--coverage",
@@ -198,6 +203,7 @@ class FuzzOptions:
     record_mode: str | None
     seed_sessions: Path | None
     differential: bool
+    puppet: str | None
     quiet: bool
     coverage: bool
     reports: tuple[tuple[str, Path], ...]

@@ -99,7 +99,26 @@ def _fields(o: FuzzOptions) -> dict[str, Any]:
     fields |= {k: getattr(o, k) for k in _PASSED_ON}
     if o.seed_sessions is not None:
         fields["seeds"] = _seeds(o.seed_sessions, fields["kinds"])
+    if o.puppet is not None:
+        fields["puppet"] = _puppet(o.puppet, o.mode, o.seed_sessions)
     return fields
+
+
+def _puppet(name: str, mode: str, seed_sessions: Path | None) -> str:
+    """``--puppet FORMAT``: a format of the catalog, for generated requests (sessions whose
+    model imitates its history are not scripted yet)."""
+    from agentfuzz.puppet.formats import format_named
+
+    if mode != "synthetic" or seed_sessions is not None:
+        fail(
+            EXIT_USAGE,
+            "--puppet scripts generated requests only: not yet with --mode session or "
+            "--seed-sessions",
+        )
+    try:
+        return format_named(name).name
+    except InputError as exc:
+        fail(EXIT_USAGE, f"--puppet: {exc}")
 
 
 def _profile(name: str) -> Profile:

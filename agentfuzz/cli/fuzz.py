@@ -16,12 +16,13 @@ import click
 from rich.console import Console
 
 from agentfuzz.cli._common import (
-    DEFAULT_SERVE_PROFILE,
     Exit,
     fail,
     first_model_of,
     not_started,
+    puppet_served,
     reference_server,
+    serve_profile,
     stop_signals,
     url_hint,
     waited_for,
@@ -66,7 +67,7 @@ def _fuzz(o: FuzzOptions) -> None:
     with (
         signals,
         _backend(o.backend, o.backend_port or 0, o.quiet) as backend_log,
-        reference_server(o.base_url, o.serve, recorded=recorded_url) as url,
+        reference_server(o.base_url, o.serve, recorded_url, fields.get("puppet")) as url,
     ):
         config = _config(o, fields, url, backend_log, replay)
         workers = _knee(config) if o.workers == "auto" else o.workers
@@ -114,9 +115,11 @@ def _config(
     if o.model is not None and replay is None:
         warn_unlisted(url, o.model, key, o.timeout, headers)
     name = o.model or recorded or first_model_of(url, key, o.timeout, headers)
+    if fields.get("puppet") is not None and replay is None:
+        puppet_served(url, name, key, o.timeout, headers)
     # The embedded server's port is new each run: its profile names the target instead.
     embedded = o.base_url is None and replay is None
-    serve = (o.serve or DEFAULT_SERVE_PROFILE) if embedded else None
+    serve = serve_profile(o.serve, fields.get("puppet")) if embedded else None
     return FuzzConfig(base_url=url, model=name, backend=backend, serve=serve, **fields)
 
 

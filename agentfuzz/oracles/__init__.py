@@ -38,6 +38,7 @@ from agentfuzz.oracles import _session  # self_rejection, id_roundtrip
 from agentfuzz.oracles import _middleman  # proxy_fidelity
 from agentfuzz.oracles import _relation  # relation
 from agentfuzz.oracles import _divergence  # stream_divergence
+from agentfuzz.oracles import _puppet  # puppet_truth
 
 # isort: on
 from agentfuzz.oracles._outcome import by_needs, by_symptom, suspect
@@ -73,6 +74,7 @@ del (
     _middleman,
     _relation,
     _divergence,
+    _puppet,
     _consistency,
     _knob,
     _framing,

@@ -77,8 +77,10 @@ class Mimic:
 Script: TypeAlias = Text | Mimic
 
 
-def encode(script: Script) -> dict[str, str]:
-    """The ``vllm_xargs`` object that carries the script."""
+def encode(script: Script, about: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The ``vllm_xargs`` object that carries the script. ``about``: more keys for the same
+    JSON object, which a processor ignores (agentfuzz keeps what the text was written from
+    there, so the request alone says what the model wrote and why)."""
     if isinstance(script, Text):
         fields: dict[str, Any] = {"text": script.text}
     else:
@@ -86,7 +88,7 @@ def encode(script: Script) -> dict[str, str]:
         fields["default"] = script.default
     if script.tag:
         fields["tag"] = script.tag
-    return {KEY: json.dumps({"v": VERSION, **fields}, ensure_ascii=False)}
+    return {KEY: json.dumps({**(about or {}), "v": VERSION, **fields}, ensure_ascii=False)}
 
 
 def decode(extra_args: Mapping[str, Any] | None) -> Script | None:

@@ -12,7 +12,10 @@ not a function, the related request, request knobs (``tool_choice`` too), each s
 (and each entry of a list-valued one), a body broken in a plainer way, and simplifications
 (texts and tool outputs emptied, arguments ``{}``, call ids renamed ``call_N``).
 Every candidate is well formed: it opens with the user and ends where the server must speak. A
-removed call takes its results with it; a result left orphaned only by removing it alone.
+removed call takes its results with it; a result left orphaned only by removing it alone. A
+puppet script (``puppet.scripted``) is never removed: it is what the model writes, not a field
+the server reads, and without it the request asks another question (a repro had lost it and
+blamed the server for markup its unscripted model wrote).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from agentfuzz.model.history import (
     ToolResult,
     UserMessage,
 )
+from agentfuzz.puppet.scripted import FIELD as SCRIPT
 from agentfuzz.request.surface import FORMS, MALFORMED
 
 __all__ = ["candidates", "case_size", "reduce_case", "renamed", "well_formed", "with_items"]
@@ -140,7 +144,10 @@ def _plainer_options(case: Case) -> Iterator[Case]:
             plainer = opts.model_copy(update={"malformed": kind})
             yield case.model_copy(update={"options": plainer})
     plain = Options(
-        include_tools=opts.include_tools, tool_choice=opts.tool_choice, malformed=opts.malformed
+        include_tools=opts.include_tools,
+        tool_choice=opts.tool_choice,
+        malformed=opts.malformed,
+        fields={k: v for k, v in opts.fields.items() if k == SCRIPT},
     )
     if opts != plain:
         yield case.model_copy(update={"options": plain})
@@ -172,6 +179,8 @@ def _fewer_fields(case: Case) -> Iterator[Case]:
         )
 
     for key, value in fields.items():
+        if key == SCRIPT:
+            continue  # what the model writes, not a field the server reads: kept
         yield having({k: v for k, v in fields.items() if k != key})
         if isinstance(value, list) and len(value) > 1:
             for i in range(len(value)):

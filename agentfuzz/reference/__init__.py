@@ -8,13 +8,17 @@ and its fix.
 
 from .behaviours import BEHAVIOURS, Behaviour, UnknownBehaviour
 from .pipeline import render_prompt
+from .readers import READERS, UnknownReader, reader_named
 from .server import create_app, run, serve_in_thread
 
 __all__ = [
     "BEHAVIOURS",
+    "READERS",
     "Behaviour",
     "UnknownBehaviour",
+    "UnknownReader",
     "create_app",
+    "reader_named",
     "render_prompt",
     "run",
     "serve_in_thread",

@@ -7,9 +7,9 @@ import random
 import time
 from typing import Any
 
-from .behaviours import Behaviour
 from .knobs import Knobs
 from .parsers import Parsed, prompt_tokens, written_tokens
+from .switches import Behaviour
 
 __all__ = ["chat_body", "chat_error_events", "chat_events", "mint", "pieces", "token_logprobs"]
 

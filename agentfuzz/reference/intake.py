@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from .knobs import Knobs, read_knobs
 from .refusal import BadRequest, need
+from .script import Script, read_script
 
 __all__ = [
     "BadRequest",
@@ -84,6 +85,8 @@ class Intake:
     choice: Choice
     stream: bool
     knobs: Knobs = field(default_factory=Knobs)
+    # What the puppet model writes, when the request carries a script (``vllm_xargs``).
+    script: Script | None = None
 
 
 _TEXT_PARTS = ("text", "input_text", "output_text", "summary_text", "reasoning_text")
@@ -235,7 +238,8 @@ def parse_chat(body: Any) -> Intake:
             tools.append(_function_spec(tool.get("function"), None, where))
     choice = _choice(body.get("tool_choice"), tools, "chat")
     _within_context(messages)
-    return Intake("chat", model, messages, tools, choice, stream, read_knobs(body, "chat", stream))
+    knobs = read_knobs(body, "chat", stream)
+    return Intake("chat", model, messages, tools, choice, stream, knobs, read_script(body))
 
 
 def _chat_message(raw: Any, i: int) -> Message:
@@ -282,7 +286,7 @@ def parse_responses(body: Any) -> Intake:
     choice = _choice(body.get("tool_choice"), tools, "responses")
     knobs = read_knobs(body, "responses", stream)
     _within_context(messages)
-    return Intake("responses", model, messages, tools, choice, stream, knobs)
+    return Intake("responses", model, messages, tools, choice, stream, knobs, read_script(body))
 
 
 def _input_items(items: list[Any], messages: list[Message]) -> None:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .arguments import sample_arguments
-from .behaviours import Template
 from .renumber import STRICT_NATIVE
+from .switches import Template
 
 __all__ = ["Constraint", "PromptView", "generate", "imitate", "read_prompt"]
 

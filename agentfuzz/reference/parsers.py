@@ -11,7 +11,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from .behaviours import KimiGrammar, Miss
+from .switches import KimiGrammar, Miss
 
 __all__ = [
     "SECTION_BEGIN",

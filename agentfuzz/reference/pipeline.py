@@ -1,4 +1,9 @@
-"""One turn through the profile's pipeline: ids, template, scripted model, tool parser."""
+"""One turn through the profile's pipeline: ids, template, scripted model, tool parser.
+
+A request carrying a puppet script (``script``) skips the scripted model: the model writes the
+script's text, then stops. A server started with a tool-call parser (``readers``) reads every
+answer with it instead of the template's own parser.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .behaviours import Behaviour, get_behaviour
+from .chat_out import mint
 from .intake import Intake, parse_chat
 from .model import Constraint, generate
 from .parsers import SECTION_BEGIN, SECTION_END, Parsed, ParseFailure, parse_harmony, parse_kimi
+from .readers import read_output
 from .renumber import renumber
 from .templates import render
 
@@ -63,13 +70,20 @@ def _constraint(profile: Behaviour, intake: Intake) -> Constraint:
 
 
 def answer(
-    profile: Behaviour, intake: Intake, *, seed: int, temperature: float, counter: int
+    profile: Behaviour,
+    intake: Intake,
+    *,
+    seed: int,
+    temperature: float,
+    counter: int,
+    reader: str | None = None,
 ) -> Answer:
     """Run the pipeline; raises ``ParseFailure`` when the profile's parser gives up.
 
     At temperature 0 the RNG is keyed by the server seed and the prompt, so re-sending a
     request (streamed or not) gives the same answer and the same ids; above 0 it is keyed by
-    the seed and the request counter.
+    the seed and the request counter. ``reader``: the server's tool-call parser, if it was
+    started with one (else the profile's, else the template's own).
     """
     prompt = _prompt(profile, intake)
     constraint = _constraint(profile, intake)
@@ -79,22 +93,41 @@ def answer(
         digest = hashlib.sha256(f"{constraint}\x00{prompt}".encode("utf-8", "surrogatepass"))
         key = f"{seed}:{digest.hexdigest()}"
     rng = random.Random(key)
-    raw = generate(profile.template, prompt, constraint, rng, temperature)
+    if intake.script is not None:
+        raw = intake.script.text_for(prompt)
+    else:
+        raw = generate(profile.template, prompt, constraint, rng, temperature)
     if profile.stop_in_raw:
         raw = _cut_raw(raw, intake)
-    names = [t.name for t in intake.tools or []]
-    if intake.tools is None and profile.leak_without_tools:
-        # No tools, so no tool parser runs: whatever the model wrote is content.
-        parsed = Parsed(content=raw)
-    elif profile.template == "harmony":
-        parsed = parse_harmony(raw, names)
-    else:
-        parsed = parse_kimi(raw, names, profile.grammar, profile.miss)
+    parsed = _parse(profile, intake, raw, reader or profile.tool_parser, rng)
     if profile.cut_quoted_names:
         parsed.calls = [replace(c, name=c.name.split('"')[0]) for c in parsed.calls]
     if profile.relation_fault == "required_one_call" and intake.choice.mode == "required":
         parsed.calls = parsed.calls[:1]
     return Answer(prompt, raw, intake.knobs.apply(parsed), rng)
+
+
+def _parse(
+    profile: Behaviour, intake: Intake, raw: str, reader: str | None, rng: random.Random
+) -> Parsed:
+    """The raw output read by the parser that serves this request."""
+    if intake.tools is None and profile.leak_without_tools:
+        # No tools, so no tool parser runs: whatever the model wrote is content.
+        return Parsed(content=raw)
+    if intake.script is not None and (intake.tools is None or intake.choice.mode == "none"):
+        # vLLM runs no tool parser without tools or under tool_choice "none": a script's
+        # markup, which no constraint kept the puppet from writing, is content.
+        return Parsed(content=raw)
+    names = [t.name for t in intake.tools or []]
+    if reader is not None:
+        schemas = {t.name: t.parameters for t in intake.tools or []}
+        # A planted puppet fault breaks scripted answers alone: the reference model's own
+        # output stays as the faithful profile reads it, so other oracles stay quiet.
+        fault = profile.puppet_fault if intake.script is not None else None
+        return read_output(reader, raw, schemas, fault, lambda: mint(rng, "chatcmpl-tool-"))
+    if profile.template == "harmony":
+        return parse_harmony(raw, names)
+    return parse_kimi(raw, names, profile.grammar, profile.miss)
 
 
 def _cut_raw(raw: str, intake: Intake) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .behaviours import Rewrite
 from .intake import Call, Message
+from .switches import Rewrite
 
 __all__ = ["LOOSE_NATIVE", "STRICT_NATIVE", "renumber"]
 

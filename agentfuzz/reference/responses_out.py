@@ -13,10 +13,10 @@ import random
 import time
 from typing import Any
 
-from .behaviours import Behaviour
 from .chat_out import mint, pieces
 from .intake import Intake
 from .parsers import Parsed, prompt_tokens, written_tokens
+from .switches import Behaviour
 
 __all__ = ["output_items", "response_body", "response_error_events", "response_events"]
 

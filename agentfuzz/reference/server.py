@@ -28,6 +28,7 @@ from .intake import Intake, parse_chat, parse_responses
 from .load import Load, Timing
 from .parsers import ParseFailure
 from .pipeline import answer
+from .readers import reader_named
 from .refusal import BadRequest, refused_schema
 from .responses_out import response_body, response_error_events, response_events
 
@@ -46,8 +47,11 @@ class _Server:
         seed: int,
         timing: Timing,
         on_request: Callable[[str, bytes], None] | None = None,
+        reader: str | None = None,
     ) -> None:
         self.profile = profile
+        # The tool-call parser the server was started with (``--tool-call-parser``), if any.
+        self.reader = reader
         self.on_request = on_request
         self.temperature = temperature
         self.seed = seed
@@ -196,7 +200,12 @@ class _Server:
         return _sse(misanswer_events(framed, self.profile.answer_fault), generating)
 
     def _knobs(self) -> dict[str, Any]:
-        return {"seed": self.seed, "temperature": self.temperature, "counter": next(self.counter)}
+        return {
+            "seed": self.seed,
+            "temperature": self.temperature,
+            "counter": next(self.counter),
+            "reader": self.reader,
+        }
 
 
 async def _wait(seconds: float) -> None:
@@ -284,6 +293,7 @@ def create_app(
     per_token_ms: float = 0,
     capacity: int | None = None,
     on_request: Callable[[str, bytes], None] | None = None,
+    tool_parser: str | None = None,
 ) -> Load:
     """The reference server for one behaviour profile (``UnknownBehaviour`` for a bad name), as
     an ASGI app.
@@ -292,13 +302,18 @@ def create_app(
     ``GET /load`` says how many requests it held in flight, and for how long.
     ``on_request(path, body)`` sees every chat and Responses request body as it arrives,
     before it is parsed (middleman mode records what a proxy forwarded).
+    ``tool_parser``: the parser every answer is read with, by vLLM's ``--tool-call-parser``
+    name (``UnknownReader`` for one this server cannot read); None keeps the profile's.
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     if capacity is not None and capacity < 1:
         raise ValueError(f"capacity must be at least 1, got {capacity}")
     timing = Timing(latency_ms, per_token_ms, capacity)
-    server = _Server(get_behaviour(profile), temperature, seed, timing, on_request)
+    behaviour = get_behaviour(profile)
+    if tool_parser is not None:
+        reader_named(tool_parser)
+    server = _Server(behaviour, temperature, seed, timing, on_request, tool_parser)
     routes = [
         Route("/v1/models", server.models, methods=["GET"]),
         Route("/version", server.version, methods=["GET"]),
@@ -337,13 +352,19 @@ def _uvicorn(app: Any) -> uvicorn.Server:
 
 @contextmanager
 def serve_in_thread(
-    profile: str, *, host: str = "127.0.0.1", port: int = 0, **kw: Any
+    profile: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tool_parser: str | None = None,
+    **kw: Any,
 ) -> Iterator[str]:
     """Serve in a background thread; yields the base URL ``http://HOST:PORT/v1``.
 
     ``port=0`` picks a free port. The server is stopped and the socket closed on exit.
+    ``tool_parser``: as vLLM's ``--tool-call-parser`` (``create_app``).
     """
-    app = create_app(profile, **kw)
+    app = create_app(profile, tool_parser=tool_parser, **kw)
     sock = _bind(host, port)
     server = _uvicorn(app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -14,8 +14,8 @@ from typing import Any
 
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .behaviours import Template
 from .intake import Message, ToolSpec
+from .switches import Template
 
 __all__ = ["render"]
 

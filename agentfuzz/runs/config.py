@@ -80,6 +80,8 @@ class FuzzConfig(BaseModel):
     serve: str | None = None
     # Captured real requests (``--seed-sessions``) synthetic mode starts from and mutates.
     seeds: tuple[Case, ...] = ()
+    # ``--puppet FORMAT``: each request scripts what the model writes, in this tool-call format.
+    puppet: str | None = None
     # This run's id, shared by its --workers shards: a bundle folder of another run's is never
     # overwritten (``repro.bundle_dir``).
     run: str = Field(default_factory=lambda: new_run_id())

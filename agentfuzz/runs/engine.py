@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.errors import NotInCassette, TargetUnreachable
@@ -49,7 +48,7 @@ from agentfuzz.runs.passes import (
 )
 from agentfuzz.runs.tally import Tally
 from agentfuzz.runs.witness import Witness
-from agentfuzz.strategies import cases, openings, plans, seeded
+from agentfuzz.strategies import plans, synthetic
 from agentfuzz.tape.codec import Recorded, record_example
 from agentfuzz.wire.target import Target
 
@@ -168,16 +167,10 @@ class Engine:
         return key if kind == "synthetic" else f"{key}|{kind}"
 
     def _synthetic(self, mode: Mode) -> None:
-        api, stream = mode
-        profile = self.config.profile
-        strategy = cases(profile, api, stream, self.config.modes)
-        openers: list[Opening] = []
-        if self.config.seeds:
-            # Captured sessions first (the shrinker leans toward the first branch), mutated.
-            strategy = st.one_of(seeded(self.config.seeds, profile, api, stream), strategy)
-        else:
-            # Else each skeleton's plainest case (with seeds, the sessions are the openings).
-            openers = openings(profile, api, stream, self.config.modes)
+        config = self.config
+        strategy, openers = synthetic(
+            config.profile, *mode, config.modes, config.seeds, config.puppet
+        )
         judge = self._tried(self._judge)
         key = self._db_key(mode, "synthetic")
         self._fuzz_mode(label(mode), strategy, judge, key, openers=openers)

@@ -4,9 +4,11 @@ A thin public face: the strategies live in private modules of this package.
 """
 
 from agentfuzz.strategies._histories import histories, history_items
+from agentfuzz.strategies._modes import synthetic
 from agentfuzz.strategies._openings import openings
 from agentfuzz.strategies._options import cases, options
 from agentfuzz.strategies._plans import plans
+from agentfuzz.strategies._puppet import puppet_cases
 from agentfuzz.strategies._seeded import seeded
 from agentfuzz.strategies._tools import arguments, texts, tool_names, tools
 
@@ -18,7 +20,9 @@ __all__ = [
     "openings",
     "options",
     "plans",
+    "puppet_cases",
     "seeded",
+    "synthetic",
     "texts",
     "tool_names",
     "tools",

@@ -26,7 +26,7 @@ import httpx
 
 from agentfuzz.errors import ModelListError
 from agentfuzz.model.accepted import RECORD_MODES
-from agentfuzz.model.history import Case
+from agentfuzz.model.history import Case, History, Options, UserMessage
 from agentfuzz.model.observation import NOT_SERVED, BackendRequest, Exchange, Observation
 from agentfuzz.request.profiles import KnobDefaults
 from agentfuzz.wire.dialects import assemble, build_request, proxied, wire_body
@@ -41,11 +41,13 @@ from agentfuzz.wire.transport.live import LiveTransport, network
 
 __all__ = [
     "NOT_SERVED",
+    "PUPPET_CANARY",
     "RECORD_MODES",
     "BackendLog",
     "Target",
     "first_model",
     "listed_models",
+    "puppet_problem",
     "wait_for_server",
     "wire_items",
 ]
@@ -290,6 +292,37 @@ def first_model(
     if not models:
         raise ModelListError(f"{base_url.rstrip('/')}/models lists no model")
     return models[0]
+
+
+# What a puppet server is asked to write before a ``--puppet`` run: text no model writes alone.
+PUPPET_CANARY = "agentfuzz puppet canary: 7f3a 0x2c19 kestrel"
+
+
+def puppet_problem(
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    timeout: float,
+    headers: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why ``--puppet`` cannot run against this server, or None: a request scripted to write
+    ``PUPPET_CANARY`` must come back with that text. A server without the processor answers
+    with what its model writes, and judging that against a script would blame the server for
+    the model."""
+    from agentfuzz.puppet import channel
+
+    fields = {"vllm_xargs": channel.encode(channel.Text(PUPPET_CANARY, "canary"))}
+    history = History(items=(UserMessage(text="Say the canary."),))
+    case = Case(history=history, options=Options(fields=fields), api="chat", stream=False)
+    with Target(base_url, model, api_key, timeout, headers=headers, recording=False) as target:
+        obs = target.observe(case)
+    if obs.text.strip() == PUPPET_CANARY:
+        return None
+    said = f"HTTP {obs.exchange.status}" if obs.errors or obs.refused else repr(obs.text[:60])
+    return (
+        f"{base_url} does not write what a script says (asked for the canary, got {said}): "
+        "start it with the puppet processor (agentfuzz puppet vllm-args)"
+    )
 
 
 def wire_items(case: Case) -> int:

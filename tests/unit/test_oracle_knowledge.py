@@ -29,6 +29,9 @@ PRECEDENCE = [
     "error",
     "wire_schema",
     "self_rejection",
+    # The truth of what the model wrote names a cause before any symptom of it (a lost call is
+    # also an empty turn, a leaked call also markup in the text).
+    "puppet_truth",
     "empty_turn",
     "identity",
     "index_gap",

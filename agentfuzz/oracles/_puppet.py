@@ -1,0 +1,119 @@
+"""The ``puppet_truth`` oracle: a scripted answer held to what the model was made to write.
+
+With ``--puppet FORMAT`` each request carries a script (``puppet.scripted``): the text the
+model writes, token by token, and the calls and prose it was written from. A faithful server's
+answer is then known exactly (``Format.expected``): those calls, in order, each with its name,
+its arguments equal as JSON and, where the format writes ids, that id; and the prose outside
+the markup as the text (compared stripped: parsers trim the newlines around markup
+differently). Anything else is the server's doing, since the model wrote nothing else.
+
+Judged only where the truth is settled, so a finding is never the model's doing nor a choice
+the spec leaves open:
+- a complete 2xx answer: not a refusal, an error, or an answer cut by the token limit;
+- the request declared its tools and left ``tool_choice`` to the model (none, ``auto``): with
+  ``none`` or no tools, what a server does with markup the model wrote is ``leaked_markup``'s
+  question, and under a forced choice the server's grammar may take over from the script
+  (the processor gives the script up and only its log says so);
+- no stop strings, no token budget, no ``n``: each may end or multiply the answer;
+- the script is one the format can write (``Format.unwritable``) and, for a format whose
+  parser drops calls to undeclared tools, calls only declared ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, ObservedCall, Violation
+from agentfuzz.oracles._common import declared_tools, is_answer, is_truncated, stop_requested
+from agentfuzz.oracles._registry import clip, register
+from agentfuzz.puppet.formats import Call, Format, Truth
+from agentfuzz.puppet.scripted import carried
+
+__all__ = ["puppet_truth"]
+
+# Request fields that may end, cut or multiply a scripted answer.
+_UNSETTLED = ("n", "max_tokens", "max_completion_tokens", "max_output_tokens", "stop")
+
+
+def _settled(case: Case, fmt: Format, truth: Truth) -> bool:
+    opts = case.options
+    declared = {t.flat_name for t in declared_tools(case)}
+    if not declared or opts.tool_choice not in (None, "auto") or opts.max_tokens is not None:
+        return False
+    if any(name in opts.fields for name in _UNSETTLED) or stop_requested(case):
+        return False
+    return not fmt.declared_only or all(c.name in declared for c in truth.calls)
+
+
+@register(
+    "puppet_truth",
+    expected="The answer holds exactly the calls and prose the puppet model was made to write.",
+    look_for="the script the request carries (vllm_xargs) beside the calls and text returned",
+    rank=35,
+)
+def puppet_truth(case: Case, obs: Observation) -> Iterator[Violation]:
+    """The server returned other calls or other text than the script the model wrote."""
+    found = carried(case.options.fields)
+    status = obs.exchange.status
+    if found is None or not is_answer(obs) or status is None or not 200 <= status < 300:
+        return
+    fmt, script, written = found
+    if fmt.unwritable(script) is not None:
+        return
+    truth = fmt.expected(script)
+    if not _settled(case, fmt, truth) or is_truncated(obs):
+        return
+    where = f"puppet_truth:{fmt.name}"
+    wrote = f"the model wrote {json.dumps(written, ensure_ascii=False)}"
+    for kind, message in _differences(fmt, truth, obs):
+        yield Violation(
+            oracle="puppet_truth",
+            message=message,
+            evidence=clip(f"{wrote}; the server returned {_returned(obs)}"),
+            signature=f"{where}:{kind}",
+        )
+        return  # the first difference names the fault; the rest follow from it
+
+
+def _differences(fmt: Format, truth: Truth, obs: Observation) -> Iterator[tuple[str, str]]:
+    got, want = obs.tool_calls, truth.calls
+    if len(got) != len(want):
+        yield "calls:count", f"{len(got)} call(s) returned for the {len(want)} written"
+        return
+    for index, (call, expected) in enumerate(zip(got, want, strict=True)):
+        yield from _call_differences(fmt, index, call, expected)
+    if not truth.same_content(obs.text):
+        shown = json.dumps(truth.content or "", ensure_ascii=False)
+        yield "content", f"the text returned is not the prose written ({shown})"
+
+
+def _call_differences(
+    fmt: Format, index: int, call: ObservedCall, expected: Call
+) -> Iterator[tuple[str, str]]:
+    if call.flat_name != expected.name:
+        yield "calls:name", f"call {index} named {call.flat_name!r}, written {expected.name!r}"
+    elif _json(call.arguments) != expected.arguments:
+        yield "calls:arguments", f"call {index}'s arguments are not those written"
+    elif fmt.carries_ids and expected.id is not None and _call_id(call) != expected.id:
+        got = _call_id(call)
+        yield "calls:id", f"call {index}'s id is {got!r}, written {expected.id!r}"
+
+
+def _call_id(call: ObservedCall) -> str | None:
+    """The call's id as a client sends it back: Responses' ``call_id``, chat's ``id``."""
+    return call.call_id if call.call_id is not None else call.id
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _returned(obs: Observation) -> str:
+    calls = [{"name": c.flat_name, "arguments": c.arguments, "id": c.id} for c in obs.tool_calls]
+    return json.dumps({"text": obs.text, "calls": calls}, ensure_ascii=False)

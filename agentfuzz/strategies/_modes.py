@@ -1,0 +1,37 @@
+"""What one synthetic mode of a run draws from, and the openings it judges first."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from agentfuzz.model.history import Api, Case
+from agentfuzz.model.modes import Mode
+from agentfuzz.puppet.formats import format_named
+from agentfuzz.request.profiles import Profile
+from agentfuzz.strategies._openings import Opening, openings
+from agentfuzz.strategies._options import cases
+from agentfuzz.strategies._puppet import puppet_cases
+from agentfuzz.strategies._seeded import seeded
+
+__all__ = ["synthetic"]
+
+
+def synthetic(
+    profile: Profile,
+    api: Api,
+    stream: bool,
+    modes: tuple[Mode, ...],
+    seeds: tuple[Case, ...] = (),
+    puppet: str | None = None,
+) -> tuple[SearchStrategy[Case], list[Opening]]:
+    """The strategy of one mode's examples, and the openings it sends first: with ``puppet``,
+    scripted cases in that format (what the model writes is the case's to say); with captured
+    ``seeds``, those mutated first (the shrinker leans toward the first branch: they are the
+    run's openings); else the profile's cases, opened by each skeleton's plainest case."""
+    if puppet is not None:
+        return puppet_cases(format_named(puppet), api, stream), []
+    strategy = cases(profile, api, stream, modes)
+    if seeds:
+        return st.one_of(seeded(seeds, profile, api, stream), strategy), []
+    return strategy, openings(profile, api, stream, modes)

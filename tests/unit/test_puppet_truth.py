@@ -1,0 +1,116 @@
+"""The ``puppet_truth`` oracle holds a scripted answer to the script (issue 42, step 4): the calls
+and prose the model was made to write, nothing else, and only where that truth is settled."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agentfuzz.model.history import Case, History, Options, UserMessage
+from agentfuzz.model.observation import Exchange, Observation, ObservedCall
+from agentfuzz.oracles import check
+from agentfuzz.puppet import channel
+from agentfuzz.puppet.formats import Call, Script, format_named
+from agentfuzz.puppet.scripted import FIELD, carried, carry
+from agentfuzz.strategies import puppet_cases
+from agentfuzz.strategies._scripts import tools_for
+
+HERMES = format_named("hermes")
+SCRIPT = Script(
+    (Call("get_weather", {"city": 'Par"is </tool_call>'}), Call("search", {"q": "x"})),
+    text_before="Let me look.",
+)
+
+
+def _case(script: Script = SCRIPT, **options: Any) -> Case:
+    fields = {FIELD: carry(HERMES, script), **options.pop("fields", {})}
+    history = History(tools=tools_for(HERMES, script), items=(UserMessage(text="Use it."),))
+    return Case(history=history, options=Options(fields=fields, **options))
+
+
+def _answer(text: str, calls: list[tuple[str, dict[str, Any]]], **kw: Any) -> Observation:
+    exchange = Exchange(url="http://x/v1/chat/completions", request={}, stream=False, status=200)
+    made = tuple(
+        ObservedCall(index=i, id=f"call_{i}", name=name, arguments=json.dumps(args))
+        for i, (name, args) in enumerate(calls)
+    )
+    return Observation(exchange=exchange, text=text, tool_calls=made, **kw)
+
+
+FAITHFUL = [("get_weather", {"city": 'Par"is </tool_call>'}), ("search", {"q": "x"})]
+
+
+def _truth(case: Case, obs: Observation) -> list[str]:
+    return [v.signature for v in check(case, obs, only=("puppet_truth",))]
+
+
+def test_the_script_travels_in_the_request_and_reads_back() -> None:
+    xargs = carry(HERMES, SCRIPT)
+    # The processor reads the text alone; the other keys are agentfuzz's.
+    read = channel.decode(xargs)
+    assert isinstance(read, channel.Text) and read.text == HERMES.write(SCRIPT)
+    assert carried({FIELD: xargs}) == (HERMES, SCRIPT, HERMES.write(SCRIPT))
+    assert carried({FIELD: {"agentfuzz_puppet": "{}"}}) is None
+    assert carried({}) is None
+
+
+def test_a_faithful_answer_is_silent() -> None:
+    assert _truth(_case(), _answer("Let me look.\n", FAITHFUL)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "calls", "signature"),
+    [
+        ("Let me look.", FAITHFUL[:1], "puppet_truth:hermes:calls:count"),
+        ("Let me look.", [FAITHFUL[1], FAITHFUL[0]], "puppet_truth:hermes:calls:name"),
+        ("Let me look.", [("get_weather", {"city": 'Par"is '}), FAITHFUL[1]],
+         "puppet_truth:hermes:calls:arguments"),
+        ("", FAITHFUL, "puppet_truth:hermes:content"),
+        ("Let me look. <tool_call>", FAITHFUL, "puppet_truth:hermes:content"),
+    ],
+)  # fmt: skip
+def test_what_the_server_changed_is_named(
+    text: str, calls: list[tuple[str, dict[str, Any]]], signature: str
+) -> None:
+    assert _truth(_case(), _answer(text, calls)) == [signature]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"tool_choice": "none"},
+        {"tool_choice": "required"},
+        {"include_tools": False},
+        {"max_tokens": 5},
+        {"fields": {"stop": ["x"]}},
+        {"fields": {"n": 2}},
+    ],
+)
+def test_not_judged_where_the_truth_is_not_settled(options: dict[str, Any]) -> None:
+    assert _truth(_case(**options), _answer("", [])) == []
+
+
+def test_not_judged_on_a_cut_refused_or_unscripted_answer() -> None:
+    assert _truth(_case(), _answer("", [], finish_reason="length")) == []
+    assert _truth(_case(), _answer("", [], refused=True)) == []
+    plain = Case(history=History(items=(UserMessage(text="hi"),)))
+    assert _truth(plain, _answer("", [])) == []
+
+
+def test_puppet_cases_carry_a_script_their_tools_declare() -> None:
+    from hypothesis import given, settings
+
+    @settings(max_examples=30, derandomize=True, database=None)
+    @given(puppet_cases(HERMES, "chat", True))
+    def each(case: Case) -> None:
+        found = carried(case.options.fields)
+        assert found is not None
+        fmt, script, written = found
+        assert fmt is HERMES and written == HERMES.write(script)
+        declared = {t.flat_name for t in case.history.tools}
+        assert {c.name for c in script.calls} <= declared
+        assert case.stream and case.options.tool_choice is None
+
+    each()
