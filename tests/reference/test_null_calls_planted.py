@@ -35,9 +35,9 @@ def test_only_null_calls_crash_the_planted_template(profile: str) -> None:
 def test_a_fuzz_run_finds_null_calls_and_shrinks_to_that_form(tmp_path: Path) -> None:
     out = tmp_path / "out"
     argv = ["fuzz", "--serve", "null-calls-500", "--api", "chat", "--no-stream", "--quiet"]
-    # Seed 0: one whose 400 examples draw a ``calls_null`` form and shrink to it alone. Seeds
-    # move when any agentfuzz module gains a literal (Hypothesis draws from their constants):
-    # seed 1 stopped meeting it at all when the bounded transport landed.
+    # Seed 0: one whose 400 examples draw a ``calls_null`` form and shrink to it alone (6 of
+    # seeds 0-7 do). Seeds move when the generators change (Hypothesis draws from the constants
+    # of request/ and strategies/).
     argv += ["--max-examples", "400", "--seed", "0", "--out", str(out)]
     result = CliRunner().invoke(cli, argv)
     assert "Traceback" not in result.output, result.output
@@ -47,9 +47,8 @@ def test_a_fuzz_run_finds_null_calls_and_shrinks_to_that_form(tmp_path: Path) ->
     assert found["signature"].startswith("error:http_status:500:needs:message_forms:calls_null")
     assert found["case"]["options"]["forms"] == ["calls_null"]
     messages = found["request"]["messages"]
-    assert len(messages) == 3 and messages[1] == {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": None,
-    }
+    # The assistant turn with nothing in it: no calls (null), and no text (null or empty, alike
+    # plain; which one the shrinker ends on moves with the draws).
+    assert len(messages) == 3 and messages[1]["tool_calls"] is None
+    assert messages[1]["role"] == "assistant" and messages[1]["content"] in (None, "")
     assert found["reproduced"].split("/")[0] != "0"

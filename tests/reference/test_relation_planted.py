@@ -43,7 +43,7 @@ def _items(request: dict[str, Any]) -> int:
 PLANTED = [
     ("tools-unrendered", "tools", "chat", 1, 1, 3),
     ("system-dropped", "system", "responses", 1, 0, 3),
-    ("results-cut", "tool_result", "chat", 3, 1, 3),
+    ("results-cut", "tool_result", "chat", 3, 1, 2),
     ("parts-as-json", "text_part", "chat", 1, 0, 3),
     ("special-tokens-read", "special_token", "responses", 1, 0, 3),
     ("omitted-choice-none", "choice_auto", "chat", 1, 1, 3),
