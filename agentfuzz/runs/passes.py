@@ -250,11 +250,7 @@ def fuzz_mode(
     already in the store. A pass that finds nothing new (nor shrinks) is the last. A bug of
     ours the property met is raised however the pass ended (a halt included).
 
-    ``openers`` (``strategies.openings``: each an example and the choices that draw it from
-    ``strategy``) are judged first, in order, each one example of the budget, at most half of
-    it. What they find is in the store already; a pass that meets it again shrinks it as any
-    failure, and with the example database on it is saved there, so the next run replays it
-    first whatever its budget.
+    ``openers`` (``strategies.openings``) are judged first, at most half the budget (``_open``).
 
     ``on_example`` hears of each generated example before it is judged, ``on_shrink`` of each
     shrink call, ``on_failure`` of each fresh failure raised, ``on_pass`` of each pass (by
@@ -265,13 +261,8 @@ def fuzz_mode(
     left = {"examples": max_examples, "shrinks": SHRINK_PER_EXAMPLE * max_examples}
     bugs: list[Exception] = []
     check = _property(judge, left, shrunk, raised, on_example, on_shrink, on_failure, bugs)
-    on = database is not None and (seed is None or keep_database)
-    save = saver(database, db_key) if on and database is not None else None
-    try:
-        first = openers[: max_examples // 2]
-        run_openers(first, lambda e: _judged(judge, e, bugs), left, on_example, save)
-    finally:
-        _raise_first(bugs)
+    kept = None if seed is not None and not keep_database else database
+    _open(openers[: max_examples // 2], judge, left, on_example, bugs, kept, db_key)
     for number in range(MAX_PASSES):
         if left["examples"] <= 0:
             break
@@ -296,6 +287,27 @@ def fuzz_mode(
         shrunk |= raised
         if len(raised) == before:
             break
+
+
+def _open(
+    openers: Sequence[Opening],
+    judge: Callable[[Any], list[Violation]],
+    left: dict[str, int],
+    on_example: Callable[[], None],
+    bugs: list[Exception],
+    database: Path | None,
+    db_key: str,
+) -> None:
+    """Judge ``openers`` (each an example and the choices that draw it from the mode's
+    strategy) in order, one example of the budget each. What they find is in the store already;
+    a pass that meets it again shrinks it as any failure, and in the example ``database`` (None:
+    off) it is saved under the first pass's key, so the next run replays it first whatever its
+    budget. A bug of ours is raised as the passes raise it."""
+    save = None if database is None else saver(database, db_key)
+    try:
+        run_openers(openers, lambda e: _judged(judge, e, bugs), left, on_example, save)
+    finally:
+        _raise_first(bugs)
 
 
 def _property(
