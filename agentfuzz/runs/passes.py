@@ -240,21 +240,15 @@ def fuzz_mode(
     """Fuzz one mode with ``strategy``, ``judge`` giving each example's violations.
 
     Hypothesis stops generating soon after its first failures, and only the first failure an
-    example shows can steer its shrinker. So the mode runs in passes: each pass fails only on
-    failures no earlier pass has shrunk, and passes go on while they find new ones and the
-    mode's budget lasts. The budget is the mode's, over all its passes: ``max_examples``
-    generated examples (a pass gets what earlier ones left; Hypothesis's own count leaves out
-    the failing ones, so the surplus it asks for is rejected unsent), and
-    ``SHRINK_PER_EXAMPLE`` times as many calls of Hypothesis's shrinker (with its final replay
-    of the minimal failing examples); a pass that spends those ends there, what it found
-    already in the store. A pass that finds nothing new (nor shrinks) is the last. A bug of
-    ours the property met is raised however the pass ended (a halt included).
-
-    ``openers`` (``strategies.openings``) are judged first, at most half the budget (``_open``).
-
-    ``on_example`` hears of each generated example before it is judged, ``on_shrink`` of each
-    shrink call, ``on_failure`` of each fresh failure raised, ``on_pass`` of each pass (by
-    number, from 0) before it starts.
+    example shows can steer its shrinker. So the mode runs in passes, each failing only on what
+    no earlier pass shrank, while they find new failures and the mode's budget lasts: over all
+    passes, ``max_examples`` generated examples (Hypothesis's own count leaves out failing ones:
+    the surplus it asks for is rejected unsent) and ``SHRINK_PER_EXAMPLE`` times as many shrink
+    calls (its final replay included); a pass that spends those ends there. A bug of ours the
+    property met is raised however the pass ended (a halt included). ``openers`` are judged
+    first, at most half the budget (``_open``). ``on_example`` hears of each generated example
+    before it is judged, ``on_shrink`` of each shrink call, ``on_failure`` of each fresh
+    failure raised, ``on_pass`` of each pass (by number, from 0) before it starts.
     """
     shrunk: set[tuple[str, str]] = set()
     raised: set[tuple[str, str]] = set()
