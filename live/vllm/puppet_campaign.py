@@ -1,0 +1,92 @@
+"""A puppet campaign against real vLLM (CPU): per tool-call parser, vLLM started with the puppet
+processor and that parser, and ``agentfuzz fuzz --puppet PARSER`` against it for a while.
+
+    python live/vllm/puppet_campaign.py [--parsers hermes,pythonic] [--max-time 240] [--out DIR]
+
+Runs with the project's venv (it starts the agentfuzz CLI beside it); the server runs with
+build.py's cache (its venv, model and templates), as puppet_check.py starts it. Each parser
+needs a chat template in templates/ (the SmolLM2 model has none of its own for tools). Every
+finding is a bundle under OUT/PARSER with the command that found it (``found_by``). Prints one
+line per parser: examples, requests, findings. Exit 0 when every campaign ran (findings or
+not), 2 when agentfuzz itself failed, 3 when a server could not be started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _kit import ServerError, free_port, serving
+from puppet_check import DEFAULT_CACHE, HERE, MODEL, command
+
+from agentfuzz.cli.puppet import server_env
+
+# The parsers templates/ holds a chat template for, plainest first.
+PARSERS = ("hermes", "pythonic", "qwen3_xml", "olmo3", "glm45", "phi4_mini_json", "kimi_k2")
+
+
+def campaign(args: argparse.Namespace, parser: str) -> str:
+    """Start vLLM with ``parser`` and the processor; fuzz it with ``--puppet parser``."""
+    port = free_port()
+    root = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
+    for name, value in server_env(HERE.parent.parent).items():
+        env[name] = os.pathsep.join(p for p in (value, env.get(name)) if p)
+    log = args.logs / f"puppet-campaign-{parser}.log"
+    out = args.out / parser
+    fuzz = [str(Path(sys.executable).with_name("agentfuzz")), "fuzz", "--base-url", f"{root}/v1"]
+    fuzz += ["--model", MODEL, "--puppet", parser, "--max-time", str(args.max_time)]
+    fuzz += ["--max-examples", str(args.max_examples), "--timeout", "120", "--quiet"]
+    fuzz += ["--out", str(out)]
+    print(f"starting vLLM with the {parser} parser and the puppet processor (log: {log})")
+    with serving(
+        "vLLM",
+        command(args, port, parser),
+        log=log,
+        cwd=args.logs,
+        ready=f"{root}/health",
+        timeout=args.timeout,
+        env=env,
+    ):
+        done = subprocess.run(fuzz, capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{parser}: agentfuzz exit {done.returncode}\n{done.stdout}{done.stderr}")
+    summary = json.loads((out / "summary.json").read_text())
+    found = [f["signature"] for f in summary["findings"]]
+    examples = sum(summary["examples"].values())
+    return f"{parser}: {examples} examples, {summary['requests']} requests, findings: {found}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="build.py's cache")
+    parser.add_argument("--model", type=Path, help="the model dir (default: CACHE/model)")
+    parser.add_argument("--python", type=Path, help="the server's python (default: CACHE/venv)")
+    parser.add_argument("--logs", type=Path, help="where server logs go (default: CACHE)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to start a server")
+    parser.add_argument("--parsers", default=",".join(PARSERS), help="comma-separated")
+    parser.add_argument("--max-time", type=float, default=240.0, help="seconds per parser")
+    parser.add_argument("--max-examples", type=int, default=100, help="per mode, per parser")
+    parser.add_argument("--out", type=Path, default=Path(".cache/live-vllm-puppet-out"))
+    args = parser.parse_args(argv)
+    args.logs = args.logs or args.cache
+    args.logs.mkdir(parents=True, exist_ok=True)
+    lines = []
+    try:
+        for name in args.parsers.split(","):
+            lines.append(campaign(args, name))
+            print(lines[-1], flush=True)
+    except ServerError as exc:
+        print(f"puppet_campaign.py: {exc}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""``fuzz --puppet FORMAT`` against the reference server (issue 42): the faithful ``puppet``
+profile stays silent, and each planted parser fault is found by ``puppet_truth`` and shrunk to a
+script that shows it and little else (bench/puppet_silence.py sends 10,000 scripted examples)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agentfuzz.cli import cli
+
+
+def _fuzz(out: Path, serve: str, fmt: str, *args: str) -> tuple[int, list[dict[str, Any]]]:
+    argv = ["fuzz", "--serve", serve, "--puppet", fmt, "--seed", "1", "--quiet", *args]
+    result = CliRunner().invoke(cli, [*argv, "--out", str(out)])
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, [json.loads(p.read_text()) for p in sorted(out.glob("*/repro.json"))]
+
+
+def _script(found: dict[str, Any]) -> dict[str, Any]:
+    carried = json.loads(found["request"]["vllm_xargs"]["agentfuzz_puppet"])
+    script: dict[str, Any] = carried["script"]
+    return script
+
+
+@pytest.mark.parametrize("fmt", ["hermes", "kimi_k2", "qwen3_xml", "pythonic", "mistral"])
+def test_the_faithful_server_is_silent(tmp_path: Path, fmt: str) -> None:
+    code, found = _fuzz(tmp_path, "puppet", fmt, "--max-examples", "25")
+    assert (code, found) == (0, [])
+
+
+def test_a_call_cut_at_a_marker_inside_a_string_is_found_and_shrunk(tmp_path: Path) -> None:
+    args = ("--api", "chat", "--no-stream", "--max-examples", "100")
+    code, found = _fuzz(tmp_path, "puppet-marker-in-string", "hermes", *args)
+    assert code == 1
+    (hit,) = found
+    assert hit["signature"] == "puppet_truth:hermes:calls:count"
+    (call,) = _script(hit)["calls"]
+    # One call, its one argument the marker: all the fault needs.
+    assert [*call["arguments"].values()] == ["</tool_call>"]
+
+
+@pytest.mark.slow  # the kind of check the marker test above makes in the fast lane
+def test_lost_prose_and_a_lost_second_call_are_found(tmp_path: Path) -> None:
+    args = ("--api", "chat", "--no-stream", "--max-examples", "100")
+    code, found = _fuzz(tmp_path / "prose", "puppet-prose-dropped", "hermes", *args)
+    (hit,) = found
+    script = _script(hit)
+    assert code == 1 and hit["signature"] == "puppet_truth:hermes:content"
+    assert script["text_before"].strip() and len(script["calls"]) == 1
+    code, found = _fuzz(tmp_path / "second", "puppet-second-call-dropped", "hermes", *args)
+    (hit,) = found
+    calls = _script(hit)["calls"]
+    assert code == 1 and hit["signature"] == "puppet_truth:hermes:calls:count"
+    assert len(calls) == 2 and all(call["arguments"] == {} for call in calls)
+    # What the model wrote stands beside what the server returned.
+    assert "the model wrote" in hit["evidence"] and "the server returned" in hit["evidence"]
