@@ -24,7 +24,8 @@ def test_an_unknown_format_is_one_line_with_the_one_meant(tmp_path: Path) -> Non
     code, output = _fuzz("--puppet", "hermez", "--out", str(tmp_path))
     assert code == 2
     assert output.strip().splitlines() == [
-        "agentfuzz: --puppet: unknown tool-call format 'hermez'; did you mean hermes?"
+        "agentfuzz: Invalid value for '--puppet': unknown tool-call format 'hermez'; "
+        "did you mean hermes?"
     ]
 
 

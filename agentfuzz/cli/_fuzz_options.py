@@ -46,6 +46,21 @@ class _Workers(click.ParamType):  # type: ignore[type-arg]  # generic from click
         return int(text)
 
 
+class _PuppetFormat(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2 only
+    """``--puppet``: a tool-call format of the puppet's catalog, with the closest ones named."""
+
+    name = "FORMAT"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from agentfuzz.errors import InputError
+        from agentfuzz.puppet.formats import format_named
+
+        try:
+            return format_named(str(value)).name
+        except InputError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 _SECONDS = Seconds(min=0.0, min_open=True)
 _FOLDER = click.Path(path_type=Path)
 
@@ -144,7 +159,7 @@ _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
     ),
     click.option(
         "--puppet",
-        metavar="FORMAT",
+        type=_PuppetFormat(),
         help="Script what the model writes, in this tool-call format (docs/puppet.md).",
     ),
     click.option("--quiet", is_flag=True, help="No progress bar or heartbeat lines."),

@@ -105,20 +105,15 @@ def _fields(o: FuzzOptions) -> dict[str, Any]:
 
 
 def _puppet(name: str, mode: str, seed_sessions: Path | None) -> str:
-    """``--puppet FORMAT``: a format of the catalog, for generated requests (sessions whose
-    model imitates its history are not scripted yet)."""
-    from agentfuzz.puppet.formats import format_named
-
+    """``--puppet FORMAT`` (a format of the catalog, checked as the option is read), for
+    generated requests: sessions whose model imitates its history are not scripted yet."""
     if mode != "synthetic" or seed_sessions is not None:
         fail(
             EXIT_USAGE,
             "--puppet scripts generated requests only: not yet with --mode session or "
             "--seed-sessions",
         )
-    try:
-        return format_named(name).name
-    except InputError as exc:
-        fail(EXIT_USAGE, f"--puppet: {exc}")
+    return name
 
 
 def _profile(name: str) -> Profile:
