@@ -34,11 +34,11 @@ from agentfuzz.oracles import _wire  # wire_schema
 from agentfuzz.oracles import _consistency  # consistency
 from agentfuzz.oracles import _knob  # knob
 from agentfuzz.oracles import _framing  # framing
+from agentfuzz.oracles import _puppet  # puppet_truth
 from agentfuzz.oracles import _session  # self_rejection, id_roundtrip
 from agentfuzz.oracles import _middleman  # proxy_fidelity
 from agentfuzz.oracles import _relation  # relation
 from agentfuzz.oracles import _divergence  # stream_divergence
-from agentfuzz.oracles import _puppet  # puppet_truth
 
 # isort: on
 from agentfuzz.oracles._outcome import by_needs, by_symptom, suspect

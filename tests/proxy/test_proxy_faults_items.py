@@ -11,7 +11,9 @@ from .conftest import fuzz_through
 # fault -> (where it shows quickest, the signature it must be found under)
 CASES = {
     "drop_result": (["--api", "responses", "--no-stream"], "result_lost"),
-    "rename_tool": (["--api", "chat", "--stream"], "tool_renamed"),
+    # Seed 1: one whose 100 examples send a request the rename shows on (of seeds 1, 2, 3, 5
+    # and 11, all but 5 and 11 do since the openings and the puppet's strategies moved the draws).
+    "rename_tool": (["--api", "chat", "--stream", "--seed", "1"], "tool_renamed"),
     # Cached from an earlier request: every example is a conversation of its own.
     "inject_cached_call": (["--api", "chat", "--no-stream"], "injected"),
 }

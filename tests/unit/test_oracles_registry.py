@@ -199,12 +199,12 @@ def test_names_is_the_public_contract() -> None:
         "consistency",
         "knob",
         "framing",
+        "puppet_truth",  # issue 42: the last of the single-turn oracles
         "self_rejection",
         "id_roundtrip",
         "proxy_fidelity",
         "relation",
         "stream_divergence",
-        "puppet_truth",  # issue 42: added last, the names before it unchanged
     ]
 
 
