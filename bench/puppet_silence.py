@@ -5,7 +5,7 @@ For every tool-call format the reference server reads (``agentfuzz serve puppet
 mode, and counts the findings. The server parses each script with its own reader of the format
 and answers faithfully, so every finding here is a false positive of agentfuzz's (the oracle,
 the catalog's truth or the strategy), the worst bug a fuzzer can have. Then the same against
-each planted profile, which must be found.
+each planted profile, which must be found (tests/reference/test_puppet_fuzz.py).
 
     python bench/puppet_silence.py                     # 10,000 examples over the formats
     python bench/puppet_silence.py --examples 2000     # a quick look
@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from _common import agentfuzz_command
 
@@ -33,7 +34,7 @@ PLANTED = (
 )
 
 
-def _run(serve: str, fmt: str, examples: int, out: Path) -> tuple[dict[str, object], float]:
+def _run(serve: str, fmt: str, examples: int, out: Path) -> tuple[dict[str, Any], float]:
     argv = [*agentfuzz_command(), "fuzz", "--serve", serve, "--puppet", fmt, "--quiet"]
     argv += ["--max-examples", str(examples), "--seed", "1", "--out", str(out)]
     started = time.monotonic()
@@ -52,22 +53,28 @@ def main(argv: list[str] | None = None) -> int:
     from agentfuzz.reference.readers import READERS
 
     formats = args.formats.split(",") if args.formats else sorted(READERS)
-    # Per format and mode (four modes), so the whole run sends about ``--examples``.
-    each = max(1, args.examples // (len(formats) * 4))
+    # Per format and mode (four modes), so the whole run sends at least ``--examples``.
+    each = max(1, -(-args.examples // (len(formats) * 4)))
     total = 0
     print("| format | examples | requests | findings | seconds |")
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in formats:
             summary, seconds = _run("puppet", fmt, each, Path(tmp) / fmt)
-            found = summary["findings"]
-            count = len(found) if isinstance(found, list) else found
-            examples = summary["examples"]
-            sent = sum(examples.values()) if isinstance(examples, dict) else examples
-            total += int(sent)  # type: ignore[arg-type]
+            count = len(summary["findings"])
+            sent = sum(summary["examples"].values())
+            total += sent
             print(f"| {fmt} | {sent} | {summary['requests']} | {count} | {seconds:.0f} |")
             sys.stdout.flush()
-    print(f"\n{total} scripted examples in all.")
+    print(f"\n{total} scripted examples in all.\n")
+    print("| planted profile (hermes) | examples | findings |")
+    print("|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for serve in PLANTED:
+            summary, _ = _run(serve, "hermes", 100, Path(tmp) / serve)
+            found = [f["signature"] for f in summary["findings"]]
+            examples = sum(summary["examples"].values())
+            print(f"| {serve} | {examples} | {', '.join(found) or 'none'} |")
     return 0
 
 

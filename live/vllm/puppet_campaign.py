@@ -2,6 +2,7 @@
 processor and that parser, and ``agentfuzz fuzz --puppet PARSER`` against it for a while.
 
     python live/vllm/puppet_campaign.py [--parsers hermes,pythonic] [--max-time 240] [--out DIR]
+        [--fuzz-args '--api chat --no-stream --seed 1']
 
 Runs with the project's venv (it starts the agentfuzz CLI beside it); the server runs with
 build.py's cache (its venv, model and templates), as puppet_check.py starts it. Each parser
@@ -43,7 +44,7 @@ def campaign(args: argparse.Namespace, parser: str) -> str:
     fuzz = [str(Path(sys.executable).with_name("agentfuzz")), "fuzz", "--base-url", f"{root}/v1"]
     fuzz += ["--model", MODEL, "--puppet", parser, "--max-time", str(args.max_time)]
     fuzz += ["--max-examples", str(args.max_examples), "--timeout", "120", "--quiet"]
-    fuzz += ["--out", str(out)]
+    fuzz += ["--out", str(out), *args.fuzz_args.split()]
     print(f"starting vLLM with the {parser} parser and the puppet processor (log: {log})")
     with serving(
         "vLLM",
@@ -74,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-time", type=float, default=240.0, help="seconds per parser")
     parser.add_argument("--max-examples", type=int, default=100, help="per mode, per parser")
     parser.add_argument("--out", type=Path, default=Path(".cache/live-vllm-puppet-out"))
+    parser.add_argument("--fuzz-args", default="", help="more for agentfuzz fuzz: '--api chat'")
     args = parser.parse_args(argv)
     args.logs = args.logs or args.cache
     args.logs.mkdir(parents=True, exist_ok=True)
