@@ -15,8 +15,9 @@ from agentfuzz.model.observation import Violation
 
 __all__ = ["Opening", "database_key", "run_openers", "saver"]
 
-Opening = tuple[Any, tuple[Any, ...]]
-"""An example and the choices that draw it from the mode's strategy."""
+Opening = tuple[Any, tuple[Any, ...] | None]
+"""An example and the choices that draw it from the mode's strategy (None: written by hand,
+nothing to save)."""
 
 
 def database_key(db_key: str) -> bytes:
@@ -38,9 +39,9 @@ def run_openers(
     save: Callable[[tuple[Any, ...]], None] | None,
 ) -> None:
     """Judge ``openers`` in order, one example of the budget ``left`` each; ``save`` the
-    choices of each that shows a violation."""
+    choices of each that shows a violation (where it has any)."""
     for example, choices in openers:
         left["examples"] -= 1
         on_example()
-        if judged(example) and save is not None:
+        if judged(example) and save is not None and choices is not None:
             save(choices)

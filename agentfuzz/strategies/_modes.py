@@ -12,6 +12,7 @@ from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._openings import Opening, openings
 from agentfuzz.strategies._options import cases
 from agentfuzz.strategies._puppet import puppet_cases
+from agentfuzz.strategies._puppet_openings import puppet_openings
 from agentfuzz.strategies._seeded import seeded
 
 __all__ = ["synthetic"]
@@ -26,11 +27,13 @@ def synthetic(
     puppet: str | None = None,
 ) -> tuple[SearchStrategy[Case], list[Opening]]:
     """The strategy of one mode's examples, and the openings it sends first: with ``puppet``,
-    scripted cases in that format (what the model writes is the case's to say); with captured
+    scripted cases in that format (what the model writes is the case's to say), opened by the
+    plainest script of each trap its parser meets; with captured
     ``seeds``, those mutated first (the shrinker leans toward the first branch: they are the
     run's openings); else the profile's cases, opened by each skeleton's plainest case."""
     if puppet is not None:
-        return puppet_cases(format_named(puppet), api, stream), []
+        fmt = format_named(puppet)
+        return puppet_cases(fmt, api, stream), list(puppet_openings(fmt, api, stream))
     strategy = cases(profile, api, stream, modes)
     if seeds:
         return st.one_of(seeded(seeds, profile, api, stream), strategy), []

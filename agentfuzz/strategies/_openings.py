@@ -30,8 +30,9 @@ from agentfuzz.strategies._options import cases, skeletons
 __all__ = ["Opening", "openings"]
 
 
-Opening = tuple[Case, tuple[Any, ...]]
-"""A case, and the choices that draw it from ``cases`` (what the example database keeps)."""
+Opening = tuple[Case, tuple[Any, ...] | None]
+"""A case, and the choices that draw it from its strategy (what the example database keeps),
+or None for one written by hand."""
 
 
 def openings(profile: Profile, api: Api, stream: bool, modes: tuple[Mode, ...]) -> list[Opening]:

@@ -19,7 +19,7 @@ from agentfuzz.puppet.formats import Format, Script
 from agentfuzz.puppet.scripted import FIELD, carry
 from agentfuzz.strategies._scripts import scripts, tools_for
 
-__all__ = ["puppet_cases"]
+__all__ = ["NAMES", "puppet_cases", "scripted_case"]
 
 # The tools a script calls, plainest first: plain names every format spells.
 NAMES = ("get_weather", "search")
@@ -29,10 +29,11 @@ NAMES = ("get_weather", "search")
 def puppet_cases(fmt: Format, api: Api, stream: bool) -> SearchStrategy[Case]:
     """Requests on ``api`` (streamed or not) whose answer is ``fmt``'s rendering of a drawn
     script. Shrinks toward one call of ``get_weather`` with no arguments."""
-    return scripts(fmt, NAMES).map(partial(_case, fmt, api, stream))
+    return scripts(fmt, NAMES).map(partial(scripted_case, fmt, api, stream))
 
 
-def _case(fmt: Format, api: Api, stream: bool, script: Script) -> Case:
+def scripted_case(fmt: Format, api: Api, stream: bool, script: Script) -> Case:
+    """The plainest request that makes the model write ``script`` in ``fmt`` on ``api``."""
     first = script.calls[0].name
     history = History(tools=tools_for(fmt, script), items=(UserMessage(text=f"Use {first}."),))
     options = Options(fields={FIELD: carry(fmt, script)})

@@ -132,3 +132,24 @@ def test_what_an_opener_finds_is_saved_for_the_next_run(tmp_path: Path) -> None:
     _fuzz([("opener-a", (1,)), ("opener-b", (7,))], judge, 4, [], tmp_path)
     saved = set(DirectoryBasedExampleDatabase(str(tmp_path)).fetch(database_key("openings")))
     assert saved == {choices_to_bytes((7,))}
+
+
+def test_a_scripted_mode_opens_with_each_trap_of_its_format() -> None:
+    """``--puppet``: one call plain, then a value holding each of the format's markers (where its
+    grammar keeps one in a value), other values, prose, two calls; each writable, each once."""
+    from agentfuzz.puppet.formats import FORMATS
+    from agentfuzz.puppet.scripted import carried
+    from agentfuzz.strategies._puppet_openings import puppet_openings
+
+    for name, fmt in FORMATS.items():
+        opened = puppet_openings(fmt, "chat", False)
+        scripts = [carried(case.options.fields) for case, choices in opened]
+        assert all(found is not None for found in scripts) and opened[0][1] is None
+        written = [found[1] for found in scripts if found is not None]
+        assert written[0].calls[0].arguments == {}, name
+        assert len({repr(s) for s in written}) == len(written), name
+    hermes = [
+        carried(c.options.fields) for c, _ in puppet_openings(FORMATS["hermes"], "chat", False)
+    ]
+    values = [str(s[1].calls[0].arguments) for s in hermes if s is not None]
+    assert any("</tool_call>" in v for v in values)
