@@ -6,7 +6,8 @@ plain: one call; its argument holding each of the format's own markers and speci
 parser must not end a call at a marker inside a value: the fault vLLM's Hermes parser showed
 on 2026-12-06); quotes and backslashes; unicode; a string of digits; a value of each JSON kind;
 prose before, between and after the calls; two calls. Where the format cannot write one
-(``unwritable``) it is left out. At random each would come once in many draws, and a 50-example run makes few.
+(``unwritable``) it is left out. At random each would come once in many draws, and a
+50-example run makes few.
 
 These are written here, not drawn, so they carry no choices for the example database: what one
 finds is found again by the next run's openings.

@@ -114,3 +114,17 @@ def test_puppet_cases_carry_a_script_their_tools_declare() -> None:
         assert case.stream and case.options.tool_choice is None
 
     each()
+
+
+def test_a_scripted_bundle_says_how_to_start_the_server_and_what_the_model_wrote() -> None:
+    from agentfuzz.output.reports.bundle import report_text
+
+    request = {"model": "m", "messages": [{"role": "user", "content": "Use it."}]}
+    request[FIELD] = carry(HERMES, SCRIPT)
+    doc = {"oracle": "puppet_truth", "message": "m", "request": request}
+    text = report_text(doc, "out/b")
+    assert "## The puppet model" in text
+    assert "agentfuzz puppet vllm-args --format args --parser hermes" in text
+    assert HERMES.write(SCRIPT) in text
+    plain = {"oracle": "error", "message": "m", "request": {"model": "m", "messages": []}}
+    assert "## The puppet model" not in report_text(plain, "out/b")

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from agentfuzz import oracles
+from agentfuzz.puppet.scripted import carried
 
 __all__ = ["expected", "look_for", "report_text"]
 
@@ -288,6 +289,7 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
     lines.append(f"- {_reproduced(doc)} (oracle `{oracle}`)")
     lines += _how(doc)
     lines += _symptoms(doc)
+    lines += _puppet(doc)
     lines += [
         "",
         "## Minimal request",
@@ -300,6 +302,33 @@ def report_text(doc: dict[str, Any], folder: str) -> str:
     lines += _related(doc)
     lines += _resend_and_regression(folder)
     return "\n".join(lines)
+
+
+def _puppet(doc: dict[str, Any]) -> list[str]:
+    """For a request that scripts what the model writes (``fuzz --puppet``): how to start the
+    server so the model writes it, and the text it wrote, to set beside the answer."""
+    request = doc.get("request")
+    found = carried(request) if isinstance(request, dict) else None
+    if found is None:
+        return []
+    fmt, _, written = found
+    return [
+        "",
+        "## The puppet model",
+        "",
+        "The request scripts what the model writes (`vllm_xargs`): the server must run "
+        "agentfuzz's puppet processor, else the model writes what it likes. Start vLLM with it "
+        f"and the `{fmt.name}` parser (docs/puppet.md):",
+        "",
+        "```sh",
+        "env $(agentfuzz puppet vllm-args --format env) \\",
+        f"  vllm serve MODEL $(agentfuzz puppet vllm-args --format args --parser {fmt.name})",
+        "```",
+        "",
+        "What the model wrote, token for token:",
+        "",
+        _fence(written),
+    ]
 
 
 def _resend_and_regression(folder: str) -> list[str]:
