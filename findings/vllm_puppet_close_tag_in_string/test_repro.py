@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from agentfuzz import replay_bundle, resend_bundle
+
 HERE = Path(__file__).parent
 ORACLE = "puppet_truth"
 SIGNATURE = "puppet_truth:hermes:calls:count"

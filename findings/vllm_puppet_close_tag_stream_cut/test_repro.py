@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from agentfuzz import replay_bundle, resend_bundle
+
 HERE = Path(__file__).parent
 ORACLE = "bad_arguments"
 SIGNATURE = "bad_arguments:not_json"

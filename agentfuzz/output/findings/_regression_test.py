@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from agentfuzz import replay_bundle, resend_bundle
+
 HERE = Path(__file__).parent
 ORACLE = {oracle_literal}
 SIGNATURE = {signature_literal}
