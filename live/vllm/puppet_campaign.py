@@ -9,7 +9,8 @@ build.py's cache (its venv, model and templates), as puppet_check.py starts it. 
 needs a chat template in templates/ (the SmolLM2 model has none of its own for tools). Every
 finding is a bundle under OUT/PARSER with the command that found it (``found_by``). Prints one
 line per parser: examples, requests, findings. Exit 0 when every campaign ran (findings or
-not), 2 when agentfuzz itself failed, 3 when a server could not be started.
+not), 2 when agentfuzz itself failed, 3 when a server could not be started; with
+``--skip-unbuilt``, one line and 0 on a machine whose build.py could not run (``.ci/run``).
 """
 
 from __future__ import annotations
@@ -76,7 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-examples", type=int, default=100, help="per mode, per parser")
     parser.add_argument("--out", type=Path, default=Path(".cache/live-vllm-puppet-out"))
     parser.add_argument("--fuzz-args", default="", help="more for agentfuzz fuzz: '--api chat'")
+    parser.add_argument(
+        "--skip-unbuilt",
+        action="store_true",
+        help="one line and exit 0 when build.py's cache is not there (no package index)",
+    )
     args = parser.parse_args(argv)
+    if args.skip_unbuilt and not (args.cache / "venv.done").exists():
+        print(f"live-vllm-puppet: skipped: {args.cache} holds no built server (build.py)")
+        return 0
     args.logs = args.logs or args.cache
     args.logs.mkdir(parents=True, exist_ok=True)
     lines = []
