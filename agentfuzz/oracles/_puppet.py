@@ -15,8 +15,9 @@ the spec leaves open:
   question, and under a forced choice the server's grammar may take over from the script
   (the processor gives the script up and only its log says so);
 - no stop strings, no token budget, no ``n``: each may end or multiply the answer;
-- the script is one the format can write (``Format.unwritable``) and, for a format whose
-  parser drops calls to undeclared tools, calls only declared ones.
+- the script is one the format can write (``Format.unwritable``), the text sent is its own
+  writing (a hand-edited text has no known truth) and, for a format whose parser drops calls
+  to undeclared tools, it calls only declared ones.
 """
 
 from __future__ import annotations
@@ -34,8 +35,16 @@ from agentfuzz.puppet.scripted import carried
 
 __all__ = ["puppet_truth"]
 
-# Request fields that may end, cut or multiply a scripted answer.
-_UNSETTLED = ("n", "max_tokens", "max_completion_tokens", "max_output_tokens", "stop")
+# Request fields that may end, cut or multiply a scripted answer, or force a call (a
+# ``tool_choice`` spelled as a field).
+_UNSETTLED = (
+    "n",
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+    "stop",
+    "tool_choice",
+)
 
 
 def _settled(case: Case, fmt: Format, truth: Truth) -> bool:
@@ -61,8 +70,8 @@ def puppet_truth(case: Case, obs: Observation) -> Iterator[Violation]:
     if found is None or not is_answer(obs) or status is None or not 200 <= status < 300:
         return
     fmt, script, written = found
-    if fmt.unwritable(script) is not None:
-        return
+    if fmt.unwritable(script) is not None or fmt.write(script) != written:
+        return  # the text sent is not the script's own writing: its truth is not known
     truth = fmt.expected(script)
     if not _settled(case, fmt, truth) or is_truncated(obs):
         return

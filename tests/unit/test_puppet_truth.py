@@ -86,6 +86,7 @@ def test_what_the_server_changed_is_named(
         {"max_tokens": 5},
         {"fields": {"stop": ["x"]}},
         {"fields": {"n": 2}},
+        {"fields": {"tool_choice": {"type": "function", "function": {"name": "search"}}}},
     ],
 )
 def test_not_judged_where_the_truth_is_not_settled(options: dict[str, Any]) -> None:
@@ -128,3 +129,14 @@ def test_a_scripted_bundle_says_how_to_start_the_server_and_what_the_model_wrote
     assert HERMES.write(SCRIPT) in text
     plain = {"oracle": "error", "message": "m", "request": {"model": "m", "messages": []}}
     assert "## The puppet model" not in report_text(plain, "out/b")
+
+
+def test_not_judged_when_the_text_sent_is_not_the_scripts_own_writing() -> None:
+    import json as _json
+
+    xargs = carry(HERMES, SCRIPT)
+    value = _json.loads(xargs["agentfuzz_puppet"])
+    value["text"] = "<tool_call>edited by hand</tool_call>"
+    edited = {"agentfuzz_puppet": _json.dumps(value)}
+    case = _case().model_copy(update={"options": Options(fields={FIELD: edited})})
+    assert _truth(case, _answer("", [])) == []
