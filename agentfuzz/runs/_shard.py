@@ -84,6 +84,8 @@ def _config(spec: ShardSpec, shard: int) -> FuzzConfig:
             "api_key": os.environ.get("OPENAI_API_KEY") or None,
             "headers": json.loads(os.environ.get("AGENTFUZZ_HEADERS") or "{}"),
             "seed": None if config.seed is None else config.seed + shard * 1000,
+            # The openings are the same requests whatever the seed: the first shard sends them.
+            "openings": config.openings and shard == 0,
             # Each shard asks its own questions: its own tapes.
             "cassette": None if config.cassette is None else config.cassette / f"shard-{shard}",
         }

@@ -82,6 +82,9 @@ class FuzzConfig(BaseModel):
     seeds: tuple[Case, ...] = ()
     # ``--puppet FORMAT``: each request scripts what the model writes, in this tool-call format.
     puppet: str | None = None
+    # Whether each mode first sends its openings (``strategies.openings``): of a ``--workers``
+    # run's shards only the first does, since the others' would be the same requests again.
+    openings: bool = True
     # This run's id, shared by its --workers shards: a bundle folder of another run's is never
     # overwritten (``repro.bundle_dir``).
     run: str = Field(default_factory=lambda: new_run_id())

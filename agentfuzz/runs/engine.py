@@ -171,6 +171,7 @@ class Engine:
         strategy, openers = synthetic(
             config.profile, *mode, config.modes, config.seeds, config.puppet
         )
+        openers = openers if config.openings else []
         judge = self._tried(self._judge)
         key = self._db_key(mode, "synthetic")
         self._fuzz_mode(label(mode), strategy, judge, key, openers=openers)

@@ -153,3 +153,15 @@ def test_a_scripted_mode_opens_with_each_trap_of_its_format() -> None:
     ]
     values = [str(s[1].calls[0].arguments) for s in hermes if s is not None]
     assert any("</tool_call>" in v for v in values)
+
+
+def test_of_a_runs_shards_only_the_first_sends_the_openings(tmp_path: Path) -> None:
+    """The openings are the same requests whatever the seed: with ``--workers 64`` every shard
+    sending them would be 64 times the same sixteen requests per mode."""
+    from agentfuzz import FuzzConfig
+    from agentfuzz.runs._shard import _config
+    from agentfuzz.runs.config import ShardSpec
+
+    config = FuzzConfig(base_url="http://x/v1", model="m", profile=DEFAULT, out=tmp_path, seed=1)
+    spec = ShardSpec(config=config, workers=3, groups=[[0], [1], [2]])
+    assert [_config(spec, k).openings for k in range(3)] == [True, False, False]
