@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _kit import ServerError, free_port, serving
-from puppet_check import DEFAULT_CACHE, HERE, MODEL, command
-
-from agentfuzz.cli.puppet import server_env
+from _kit import ServerError
+from puppet_check import MODEL, puppet_server, server_options
 
 # The parsers templates/ holds a chat template for, plainest first.
 PARSERS = ("hermes", "pythonic", "qwen3_xml", "olmo3", "glm45", "phi4_mini_json", "kimi_k2")
@@ -35,27 +32,13 @@ PARSERS = ("hermes", "pythonic", "qwen3_xml", "olmo3", "glm45", "phi4_mini_json"
 
 def campaign(args: argparse.Namespace, parser: str) -> str:
     """Start vLLM with ``parser`` and the processor; fuzz it with ``--puppet parser``."""
-    port = free_port()
-    root = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
-    for name, value in server_env(HERE.parent.parent).items():
-        env[name] = os.pathsep.join(p for p in (value, env.get(name)) if p)
-    log = args.logs / f"puppet-campaign-{parser}.log"
     out = args.out / parser
-    fuzz = [str(Path(sys.executable).with_name("agentfuzz")), "fuzz", "--base-url", f"{root}/v1"]
-    fuzz += ["--model", MODEL, "--puppet", parser, "--max-time", str(args.max_time)]
-    fuzz += ["--max-examples", str(args.max_examples), "--timeout", "120", "--quiet"]
-    fuzz += ["--out", str(out), *args.fuzz_args.split()]
-    print(f"starting vLLM with the {parser} parser and the puppet processor (log: {log})")
-    with serving(
-        "vLLM",
-        command(args, port, parser),
-        log=log,
-        cwd=args.logs,
-        ready=f"{root}/health",
-        timeout=args.timeout,
-        env=env,
-    ):
+    log = args.logs / f"puppet-campaign-{parser}.log"
+    with puppet_server(args, parser, log) as base:
+        fuzz = [str(Path(sys.executable).with_name("agentfuzz")), "fuzz", "--base-url", base]
+        fuzz += ["--model", MODEL, "--puppet", parser, "--max-time", str(args.max_time)]
+        fuzz += ["--max-examples", str(args.max_examples), "--timeout", "120", "--quiet"]
+        fuzz += ["--out", str(out), *args.fuzz_args.split()]
         done = subprocess.run(fuzz, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{parser}: agentfuzz exit {done.returncode}\n{done.stdout}{done.stderr}")
@@ -67,11 +50,7 @@ def campaign(args: argparse.Namespace, parser: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="build.py's cache")
-    parser.add_argument("--model", type=Path, help="the model dir (default: CACHE/model)")
-    parser.add_argument("--python", type=Path, help="the server's python (default: CACHE/venv)")
-    parser.add_argument("--logs", type=Path, help="where server logs go (default: CACHE)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to start a server")
+    server_options(parser)
     parser.add_argument("--parsers", default=",".join(PARSERS), help="comma-separated")
     parser.add_argument("--max-time", type=float, default=240.0, help="seconds per parser")
     parser.add_argument("--max-examples", type=int, default=100, help="per mode, per parser")

@@ -14,11 +14,13 @@ exit 0 when all pass, 1 when one fails, 3 when the server cannot be started.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,30 +150,42 @@ def kimi_mimic_check(base: str) -> list[bool]:
     return [check("mimic header copied", got == want, {"got": got})]
 
 
-def run(args: argparse.Namespace, parser: str, checks: Any) -> list[bool]:
+@contextlib.contextmanager
+def puppet_server(args: argparse.Namespace, parser: str, log: Path) -> Iterator[str]:
+    """vLLM started with ``parser`` and the puppet processor, logging to ``log``; yields its
+    ``/v1`` URL and stops it after."""
     port = free_port()
     root = f"http://127.0.0.1:{port}"
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
     for name, value in server_env(HERE.parent.parent).items():
         env[name] = os.pathsep.join(p for p in (value, env.get(name)) if p)
-    log = args.logs / f"puppet-{parser}.log"
     print(f"starting vLLM with the {parser} parser and the puppet processor (log: {log})")
-    ready = f"{root}/health"
     server = command(args, port, parser)
+    ready = f"{root}/health"
     with serving(
         "vLLM", server, log=log, cwd=args.logs, ready=ready, timeout=args.timeout, env=env
     ):
-        results: list[bool] = checks(f"{root}/v1")
-    return results
+        yield f"{root}/v1"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def server_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the server a puppet script starts: build.py's cache and its parts."""
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="build.py's cache")
     parser.add_argument("--model", type=Path, help="the model dir (default: CACHE/model)")
     parser.add_argument("--python", type=Path, help="the server's python (default: CACHE/venv)")
     parser.add_argument("--logs", type=Path, help="where server logs go (default: CACHE)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to start a server")
+
+
+def run(args: argparse.Namespace, parser: str, checks: Any) -> list[bool]:
+    with puppet_server(args, parser, args.logs / f"puppet-{parser}.log") as base:
+        results: list[bool] = checks(base)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    server_options(parser)
     parser.add_argument("--skip-mimic", action="store_true", help="only the Hermes checks")
     args = parser.parse_args(argv)
     args.logs = args.logs or args.cache
