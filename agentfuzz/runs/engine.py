@@ -169,9 +169,8 @@ class Engine:
     def _synthetic(self, mode: Mode) -> None:
         config = self.config
         strategy, openers = synthetic(
-            config.profile, *mode, config.modes, config.seeds, config.puppet
+            config.profile, *mode, config.modes, config.seeds, config.puppet, config.openings
         )
-        openers = openers if config.openings else []
         judge = self._tried(self._judge)
         key = self._db_key(mode, "synthetic")
         self._fuzz_mode(label(mode), strategy, judge, key, openers=openers)

@@ -25,16 +25,18 @@ def synthetic(
     modes: tuple[Mode, ...],
     seeds: tuple[Case, ...] = (),
     puppet: str | None = None,
+    opened: bool = True,
 ) -> tuple[SearchStrategy[Case], list[Opening]]:
-    """The strategy of one mode's examples, and the openings it sends first: with ``puppet``,
-    scripted cases in that format (what the model writes is the case's to say), opened by the
-    plainest script of each trap its parser meets; with captured
+    """The strategy of one mode's examples, and the openings it sends first (none unless
+    ``opened``): with ``puppet``, scripted cases in that format (what the model writes is the
+    case's to say), opened by the plainest script of each trap its parser meets; with captured
     ``seeds``, those mutated first (the shrinker leans toward the first branch: they are the
     run's openings); else the profile's cases, opened by each skeleton's plainest case."""
     if puppet is not None:
         fmt = format_named(puppet)
-        return puppet_cases(fmt, api, stream), list(puppet_openings(fmt, api, stream))
+        scripted: list[Opening] = list(puppet_openings(fmt, api, stream)) if opened else []
+        return puppet_cases(fmt, api, stream), scripted
     strategy = cases(profile, api, stream, modes)
     if seeds:
         return st.one_of(seeded(seeds, profile, api, stream), strategy), []
-    return strategy, openings(profile, api, stream, modes)
+    return strategy, openings(profile, api, stream, modes) if opened else []
