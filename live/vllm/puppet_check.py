@@ -34,7 +34,10 @@ from agentfuzz.puppet.formats import Call, Script, format_named
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CACHE = HERE.parent.parent / ".cache" / "live-vllm"
+PUPPET_TEMPLATES = HERE / "puppet_templates"
 MODEL = "smollm2"
+# build.py's models, the default first (puppet_model.py).
+WEIGHTS = ("puppet-tiny", "puppet-smollm2", "model")
 WEATHER = {
     "type": "function",
     "function": {
@@ -50,16 +53,27 @@ WEATHER = {
 ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 
+def template_for(parser: str) -> Path:
+    """The chat template a puppet server of ``parser`` renders with: the puppet's own for that
+    family in puppet_templates/ (Kimi-K2's, which renders history ids verbatim), else the
+    parser's in templates/, else puppet_templates/plain.jinja (no format's markup: the processor
+    writes every answer, so only the conversation needs rendering)."""
+    for path in (PUPPET_TEMPLATES / f"{parser}.jinja", HERE / "templates" / f"{parser}.jinja"):
+        if path.exists():
+            return path
+    return PUPPET_TEMPLATES / "plain.jinja"
+
+
 def command(args: argparse.Namespace, port: int, parser: str) -> list[str]:
     cache = args.cache
     return [
         str(args.python or cache / "venv" / "bin" / "python"),
         str(HERE / "launch.py"),
         "serve",
-        str(args.model or cache / "model"),
+        str(args.model or cache / args.weights),
         *("--host", "127.0.0.1", "--port", str(port), "--served-model-name", MODEL),
         *("--max-model-len", "2048", "--enforce-eager"),
-        *("--chat-template", str(HERE / "templates" / f"{parser}.jinja")),
+        *("--chat-template", str(template_for(parser))),
         *server_args(parser),
     ]
 
@@ -171,7 +185,14 @@ def puppet_server(args: argparse.Namespace, parser: str, log: Path) -> Iterator[
 def server_options(parser: argparse.ArgumentParser) -> None:
     """The options of the server a puppet script starts: build.py's cache and its parts."""
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="build.py's cache")
-    parser.add_argument("--model", type=Path, help="the model dir (default: CACHE/model)")
+    parser.add_argument("--model", type=Path, help="a model dir (default: CACHE/WEIGHTS)")
+    parser.add_argument(
+        "--weights",
+        choices=WEIGHTS,
+        default=WEIGHTS[0],
+        help="which of build.py's models: the tiny puppet model (fast, every answer scripted), "
+        "SmolLM2 with the markers as tokens, or plain SmolLM2",
+    )
     parser.add_argument("--python", type=Path, help="the server's python (default: CACHE/venv)")
     parser.add_argument("--logs", type=Path, help="where server logs go (default: CACHE)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to start a server")
