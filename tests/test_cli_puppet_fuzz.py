@@ -1,7 +1,7 @@
-"""``agentfuzz fuzz --puppet FORMAT``: a format of the catalog, for generated requests, against a
-server that writes what a script says; anything else is one line and exit 2, before a request
-is judged (a server without the processor answers with its model's words, and holding those to
-a script would blame the server for the model)."""
+"""``agentfuzz fuzz --puppet FORMAT``: a format of the catalog, for generated requests and
+sessions, against a server that writes what a script says; anything else is one line and exit
+2, before a request is judged (a server without the processor answers with its model's words,
+and holding those to a script would blame the server for the model)."""
 
 from __future__ import annotations
 
@@ -29,9 +29,15 @@ def test_an_unknown_format_is_one_line_with_the_one_meant(tmp_path: Path) -> Non
     ]
 
 
-def test_sessions_are_not_scripted_yet(tmp_path: Path) -> None:
-    code, output = _fuzz("--puppet", "hermes", "--mode", "session", "--out", str(tmp_path))
-    assert code == 2 and "--puppet scripts generated requests only" in output
+def test_captured_sessions_are_not_scripted(tmp_path: Path) -> None:
+    seeds = tmp_path / "captured"
+    seeds.mkdir()
+    code, output = _fuzz("--puppet", "hermes", "--seed-sessions", str(seeds),
+                         "--out", str(tmp_path / "out"))  # fmt: skip
+    assert code == 2
+    assert output.strip().splitlines() == [
+        "agentfuzz: --puppet scripts generated requests and sessions: not --seed-sessions"
+    ]
 
 
 def _model_says_hello(request: Request, out: BinaryIO) -> None:

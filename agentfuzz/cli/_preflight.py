@@ -97,22 +97,18 @@ def _fields(o: FuzzOptions) -> dict[str, Any]:
         "config_file": config_used(),
     }
     fields |= {k: getattr(o, k) for k in _PASSED_ON}
+    if o.puppet is not None:
+        fields["puppet"] = _puppet(o.puppet, o.seed_sessions)
     if o.seed_sessions is not None:
         fields["seeds"] = _seeds(o.seed_sessions, fields["kinds"])
-    if o.puppet is not None:
-        fields["puppet"] = _puppet(o.puppet, o.mode, o.seed_sessions)
     return fields
 
 
-def _puppet(name: str, mode: str, seed_sessions: Path | None) -> str:
+def _puppet(name: str, seed_sessions: Path | None) -> str:
     """``--puppet FORMAT`` (a format of the catalog, checked as the option is read), for
-    generated requests: sessions whose model imitates its history are not scripted yet."""
-    if mode != "synthetic" or seed_sessions is not None:
-        fail(
-            EXIT_USAGE,
-            "--puppet scripts generated requests only: not yet with --mode session or "
-            "--seed-sessions",
-        )
+    generated requests and sessions: captured ones hold no script to write."""
+    if seed_sessions is not None:
+        fail(EXIT_USAGE, "--puppet scripts generated requests and sessions: not --seed-sessions")
     return name
 
 

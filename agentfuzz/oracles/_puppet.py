@@ -17,7 +17,11 @@ the spec leaves open:
 - no stop strings, no token budget, no ``n``: each may end or multiply the answer;
 - the script is one the format can write (``Format.unwritable``), the text sent is its own
   writing (a hand-edited text has no known truth) and, for a format whose parser drops calls
-  to undeclared tools, it calls only declared ones.
+  to undeclared tools, it calls only declared ones;
+- the script is a text, not a session turn's mimic (``channel.Mimic``: the model copies its
+  call header from the prompt, so what it wrote, and the truth, depend on how the server
+  rendered the history). Every other oracle judges a mimic turn: a call dropped for the header
+  it copied is ``empty_turn``'s (seed 000).
 """
 
 from __future__ import annotations

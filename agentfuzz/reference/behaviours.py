@@ -313,6 +313,18 @@ _BEHAVIOURS = (
         puppet_fault="args_retyped",
     ),
     Behaviour(
+        name="puppet-vllm-kimi-k2",
+        seed="000",
+        summary="Seed 000 for scripted output: vllm-kimi-k2 (streamed Responses mint call_<hex>, "
+        "history ids rendered verbatim) whose Kimi-K2 parser drops a call headed otherwise "
+        "than NAME:N.",
+        rewrite="none",
+        stream_call_id="call_hex16",
+        keep_slot_index=True,
+        tool_parser="kimi_k2",
+        puppet_fault="header_dropped",
+    ),
+    Behaviour(
         name="item-ids-shared",
         seed="003",
         summary="Planted: every output item of a response carries the first item's id.",

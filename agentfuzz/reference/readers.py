@@ -55,7 +55,11 @@ def read_output(
     flat name; ``fault``: a planted puppet fault or None; ``mint()``: an id for a call whose
     format carries none. Markup the reader cannot read comes back whole as content."""
     reader = READERS[name]
-    context = Context(schemas, cut_at_marker=fault == "marker_in_string")
+    context = Context(
+        schemas,
+        cut_at_marker=fault == "marker_in_string",
+        drop_bad_header=fault == "header_dropped",
+    )
     try:
         parts = reader.read(raw, context)
     except Unreadable:

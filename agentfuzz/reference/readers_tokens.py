@@ -58,7 +58,7 @@ def _kimi_call(raw: str, at: int, context: Context) -> tuple[ReadCall, int]:
     (any ``NAME:N``), returned as written; the name is its part before ``:``."""
     header, at = _upto(raw, at, "<|tool_call_argument_begin|>")
     header = header.strip()
-    if not _KIMI_ID.fullmatch(header):
+    if not _KIMI_ID.fullmatch(header) and not context.drop_bad_header:
         raise Unreadable(f"the call header {header!r} is not NAME:N")
     arguments, at = json_until(raw, at, "<|tool_call_end|>", context)
     name = header.split(":")[0].removeprefix("functions.")
@@ -68,7 +68,10 @@ def _kimi_call(raw: str, at: int, context: Context) -> tuple[ReadCall, int]:
 def _kimi_k2(raw: str, context: Context) -> list[Part]:
     def block(text: str, at: int) -> tuple[list[Part], int]:
         end, begin = "<|tool_calls_section_end|>", "<|tool_call_begin|>"
-        return _section(text, at, end, begin, _kimi_call, context)
+        calls, at = _section(text, at, end, begin, _kimi_call, context)
+        # Only a call read under drop_bad_header can have a header of another shape.
+        kept = [c for c in calls if not isinstance(c, ReadCall) or _KIMI_ID.fullmatch(c.id or "")]
+        return kept, at
 
     return scan(raw, "<|tool_calls_section_begin|>", block)
 

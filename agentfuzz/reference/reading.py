@@ -61,10 +61,12 @@ class Context:
     """What a reading may depend on beyond the text. ``schemas``: each declared tool's
     ``parameters`` by its flat name, which tagged-parameter formats type their values by.
     ``cut_at_marker``: the planted fault, a call's JSON ends at the first closing marker even
-    inside a string."""
+    inside a string. ``drop_bad_header``: vLLM's Kimi-K2 parser, which drops a call whose
+    header is not ``NAME:N``, markup and all, where the faithful reader gives up."""
 
     schemas: dict[str, Any] = field(default_factory=dict)
     cut_at_marker: bool = False
+    drop_bad_header: bool = False
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from agentfuzz.runs.passes import (
 )
 from agentfuzz.runs.tally import Tally
 from agentfuzz.runs.witness import Witness
-from agentfuzz.strategies import plans, synthetic
+from agentfuzz.strategies import sessions, synthetic
 from agentfuzz.tape.codec import Recorded, record_example
 from agentfuzz.wire.target import Target
 
@@ -182,7 +182,7 @@ class Engine:
         try:
             self._fuzz_mode(
                 f"session {label(mode)}",
-                plans(self.config.profile, api, stream, self.config.modes),
+                sessions(self.config.profile, api, stream, self.config.modes, self.config.puppet),
                 self._tried(lambda plan: self._run_plan(plan, tally)),
                 self._db_key(mode, "session"),
                 tally.clear,

@@ -4,7 +4,7 @@ A thin public face: the strategies live in private modules of this package.
 """
 
 from agentfuzz.strategies._histories import histories, history_items
-from agentfuzz.strategies._modes import synthetic
+from agentfuzz.strategies._modes import sessions, synthetic
 from agentfuzz.strategies._openings import openings
 from agentfuzz.strategies._options import cases, options
 from agentfuzz.strategies._plans import plans
@@ -22,6 +22,7 @@ __all__ = [
     "plans",
     "puppet_cases",
     "seeded",
+    "sessions",
     "synthetic",
     "texts",
     "tool_names",

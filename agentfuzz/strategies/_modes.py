@@ -1,4 +1,5 @@
-"""What one synthetic mode of a run draws from, and the openings it judges first."""
+"""What one mode of a run draws from: a synthetic mode's cases and the openings it judges
+first, a session mode's plans."""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ from hypothesis.strategies import SearchStrategy
 
 from agentfuzz.model.history import Api, Case
 from agentfuzz.model.modes import Mode
+from agentfuzz.model.plan import Plan
 from agentfuzz.puppet.formats import format_named
 from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._openings import Opening, openings
 from agentfuzz.strategies._options import cases
+from agentfuzz.strategies._plans import plans
 from agentfuzz.strategies._puppet import puppet_cases
 from agentfuzz.strategies._puppet_openings import puppet_openings
+from agentfuzz.strategies._puppet_sessions import puppet_plans
 from agentfuzz.strategies._seeded import seeded
 
-__all__ = ["synthetic"]
+__all__ = ["sessions", "synthetic"]
 
 
 def synthetic(
@@ -40,3 +44,18 @@ def synthetic(
     if seeds:
         return st.one_of(seeded(seeds, profile, api, stream), strategy), []
     return strategy, openings(profile, api, stream, modes) if opened else []
+
+
+def sessions(
+    profile: Profile,
+    api: Api,
+    stream: bool,
+    modes: tuple[Mode, ...] = (),
+    puppet: str | None = None,
+) -> SearchStrategy[Plan]:
+    """The plans of one session mode: with ``puppet``, sessions whose every turn scripts the
+    model in that format (``strategies._puppet_sessions``); else the profile's, which may
+    switch among ``modes``."""
+    if puppet is not None:
+        return puppet_plans(format_named(puppet), profile, api, stream)
+    return plans(profile, api, stream, modes)

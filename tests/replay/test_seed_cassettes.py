@@ -34,6 +34,9 @@ CANARY = "sk-canary-XYZ"
 # of seed 000, and the identity bugs of seeds 002/003 live in that stream too.
 SHOWS: dict[tuple[str, str, bool], set[str]] = {
     ("vllm-kimi-k2", "responses", True): {"empty_turn", "index_gap"},
+    # Seed 000 for scripted sessions: unscripted, the puppet reader gives the model's own
+    # unreadable call back as text (its planted drop breaks scripted answers alone).
+    ("puppet-vllm-kimi-k2", "responses", True): {"leaked_markup"},
     **{("exo-kimi-k2", api, stream): {"error"} for api, stream in ALL_MODES},
     ("vllm-responses-regen", "responses", True): {"identity"},
     # The planted framing faults live in the streams alone.
@@ -59,7 +62,7 @@ SHOWS: dict[tuple[str, str, bool], set[str]] = {
     **{("call-unnamed", api, stream): {"unknown_tool"} for api, stream in ALL_MODES},
 }
 # Bugs that need the server's own ids fed back: the first turn of the session is clean.
-LATE = {"vllm-kimi-k2", "exo-kimi-k2", "no-tools-leak"}
+LATE = {"vllm-kimi-k2", "puppet-vllm-kimi-k2", "exo-kimi-k2", "no-tools-leak"}
 
 
 def _load(path: Path) -> dict[str, Any]:

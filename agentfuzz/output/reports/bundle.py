@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 from agentfuzz import oracles
-from agentfuzz.puppet.scripted import carried
+from agentfuzz.puppet.channel import HEADER
+from agentfuzz.puppet.scripted import carried, mimicked
 
 __all__ = ["expected", "look_for", "report_text"]
 
@@ -309,9 +310,21 @@ def _puppet(doc: dict[str, Any]) -> list[str]:
     server so the model writes it, and the text it wrote, to set beside the answer."""
     request = doc.get("request")
     found = carried(request) if isinstance(request, dict) else None
-    if found is None:
+    mimic = mimicked(request) if isinstance(request, dict) else None
+    if found is not None:
+        fmt = found[0]
+        wrote = ["What the model wrote, token for token:", "", _fence(found[2])]
+    elif mimic is not None:
+        fmt, script = mimic
+        wrote = [
+            f"What the model wrote: this, `{HEADER}` being the last match of `{script.pattern}` "
+            f"in the prompt the server rendered (`{script.default}` where none), as a model "
+            "imitating its history writes it:",
+            "",
+            _fence(script.template),
+        ]
+    else:
         return []
-    fmt, _, written = found
     return [
         "",
         "## The puppet model",
@@ -325,9 +338,7 @@ def _puppet(doc: dict[str, Any]) -> list[str]:
         f"  vllm serve MODEL $(agentfuzz puppet vllm-args --format args --parser {fmt.name})",
         "```",
         "",
-        "What the model wrote, token for token:",
-        "",
-        _fence(written),
+        *wrote,
     ]
 
 

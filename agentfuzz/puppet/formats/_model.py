@@ -151,6 +151,8 @@ class Format:
     (where the parser is built to return it as content). ``needs_schema``: a non-string value
     comes back typed only when the request's tool declares that parameter's type.
     ``declared_only``: the parser drops a call to a tool the request did not declare.
+    ``prompt_header``: for a format that carries ids, a regex whose group ``header`` is a past
+    call's id as the family's chat template renders it in a prompt (what a model imitates).
     """
 
     name: str
@@ -163,6 +165,7 @@ class Format:
     parallel: bool
     render: Callable[[Script], list[Piece]] = field(repr=False, compare=False)
     default_id: Callable[[Call, int], str] | None = field(default=None, repr=False, compare=False)
+    prompt_header: str | None = None
     needs_schema: bool = False
     declared_only: bool = False
     name_pattern: str = DEFAULT_NAME

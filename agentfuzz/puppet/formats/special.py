@@ -37,6 +37,10 @@ _KIMI = (
 )
 
 
+# A past call's id in a Kimi prompt: the template writes it verbatim between these two tokens.
+_KIMI_PROMPT_HEADER = r"<\|tool_call_begin\|>(?P<header>.*?)<\|tool_call_argument_begin\|>"
+
+
 def _kimi_id(call: Call, index: int) -> str:
     return f"functions.{call.name}:{index}"
 
@@ -162,6 +166,7 @@ FORMATS: tuple[Format, ...] = (
         parallel=True,
         render=_kimi_k2,
         default_id=_kimi_id,
+        prompt_header=_KIMI_PROMPT_HEADER,
         limits=_kimi_limits,
     ),
     Format(

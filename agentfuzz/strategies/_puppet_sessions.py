@@ -1,0 +1,80 @@
+"""Session plans for ``--mode session --puppet FORMAT``: an agent loop whose model writes, each
+turn, what the turn's script says (``puppet.scripted.carry_turn``).
+
+A turn whose user asks for a tool calls that tool, in the format, with one plain argument or
+none; in a format whose calls carry ids the call is headed by the last call id the prompt
+shows, as a model imitating its history heads it (seed 000's ``call_<hex>``). A turn that asks
+for none, or whose request leaves the tools out (the turn after a ``strip-tools`` step), is
+answered in plain text. Everything else of a session (the results, the ID policies, the
+interjections) is drawn as ``strategies._plans`` draws it; the request surface, mode switches
+and relations are left for later.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache, partial
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from agentfuzz.model.history import Api, Tool
+from agentfuzz.model.plan import RESULT_KINDS, Plan, Policy, ResultKind, Step
+from agentfuzz.puppet.formats import Call, Format, Script
+from agentfuzz.puppet.scripted import FIELD, carry_turn
+from agentfuzz.request.profiles import Profile
+from agentfuzz.strategies._puppet import NAMES
+from agentfuzz.strategies._scripts import tools_for
+
+__all__ = ["puppet_plans"]
+
+# Each tool's one parameter, and the values a turn may give it (none first).
+_PARAMETERS = {"get_weather": "city", "search": "query"}
+_VALUES: SearchStrategy[str | None] = st.one_of(st.none(), st.sampled_from(("Paris", "")))
+_ASKS: SearchStrategy[int | None] = st.one_of(st.integers(0, len(NAMES) - 1), st.none())
+
+
+def _call(name: str, value: str | None) -> Call:
+    return Call(name, {} if value is None else {_PARAMETERS[name]: value})
+
+
+@lru_cache(maxsize=64)
+def _tools(fmt: Format) -> tuple[Tool, ...]:
+    """Both tools, each declaring its parameter as a string."""
+    return tuple(tools_for(fmt, Script((_call(name, "Paris"),)))[0] for name in NAMES)
+
+
+# One turn as drawn: the tool asked (an index into ``NAMES``) or None, the argument's value,
+# whether the user interjects, the tool's result, the client's ID policy.
+_Drawn = tuple[int | None, str | None, bool, ResultKind, Policy]
+
+
+@lru_cache(maxsize=64)
+def _turns(policies: tuple[Policy, ...]) -> SearchStrategy[_Drawn]:
+    return st.tuples(
+        _ASKS, _VALUES, st.booleans(), st.sampled_from(RESULT_KINDS), st.sampled_from(policies)
+    )
+
+
+def _plan(fmt: Format, api: Api, stream: bool, drawn: list[_Drawn]) -> Plan:
+    steps: list[Step] = []
+    omitted = False  # whether this turn's request leaves the tools out
+    for ask, value, interject, result, policy in drawn:
+        script = None if ask is None or omitted else Script((_call(NAMES[ask], value),))
+        fields = {FIELD: carry_turn(fmt, script)}
+        steps.append(
+            Step(ask=ask, interject=interject, result=result, policy=policy, fields=fields)
+        )
+        omitted = policy == "strip-tools"
+    return Plan(tools=_tools(fmt), steps=tuple(steps), api=api, stream=stream)
+
+
+def puppet_plans(fmt: Format, profile: Profile, api: Api, stream: bool) -> SearchStrategy[Plan]:
+    """Sessions in ``api``/``stream`` whose turns script the model in ``fmt``: up to
+    ``profile.session_turns`` turns under ``profile.session_policies``.
+
+    Turns are drawn as a list, so the shrinker deletes them as list elements; the whole
+    shrinks toward one turn calling ``get_weather`` with no argument, a JSON result, the
+    profile's first policy and no interjection.
+    """
+    turns = st.lists(_turns(profile.session_policies), min_size=1, max_size=profile.session_turns)
+    return turns.map(partial(_plan, fmt, api, stream))
