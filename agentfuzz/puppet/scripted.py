@@ -36,18 +36,19 @@ def carry(fmt: Format, script: Script) -> dict[str, str]:
     return channel.encode(channel.Text(fmt.write(script)), about)
 
 
-def carry_turn(fmt: Format, script: Script | None) -> dict[str, str]:
+def carry_turn(fmt: Format, script: Script | None, index: int = 0) -> dict[str, str]:
     """The ``vllm_xargs`` value of one session turn: ``PROSE`` and no call for None; else
     ``script`` in ``fmt``, where ``fmt`` carries ids as a ``channel.Mimic`` whose first call
-    is headed by the last call id the prompt shows (``fmt.prompt_header``), or by the id
-    ``fmt`` itself writes there when the prompt shows none. Raises ``Unwritable`` for a
-    script ``fmt`` cannot write."""
+    is headed by the last call id the prompt shows where that id is foreign to the family
+    (``fmt.prompt_header``), else by the id ``fmt`` itself writes for the conversation's call
+    number ``index`` (the calls before it, from 0). Raises ``Unwritable`` for a script ``fmt``
+    cannot write."""
     if script is None:
         return channel.encode(channel.Text(PROSE))
     if not fmt.carries_ids or fmt.prompt_header is None:
         return carry(fmt, script)
     first = script.calls[0]
-    own = fmt.written_id(first, 0) or ""
+    own = fmt.written_id(first, index) or ""
     headed = replace(script, calls=(Call(first.name, first.arguments, own), *script.calls[1:]))
     # Where the own id first stands is the first call's header, prose before it aside (a
     # session's scripts write none).

@@ -2,10 +2,11 @@
 turn, what the turn's script says (``puppet.scripted.carry_turn``).
 
 A turn whose user asks for a tool calls that tool, in the format, with one plain argument or
-none; in a format whose calls carry ids the call is headed by the last call id the prompt
-shows, as a model imitating its history heads it (seed 000's ``call_<hex>``). A turn that asks
-for none, or whose request leaves the tools out (the turn after a ``strip-tools`` step), is
-answered in plain text. Everything else of a session (the results, the ID policies, the
+none; in a format whose calls carry ids the call is headed as a model imitating its history
+heads it: by the last call id the prompt shows where that id is foreign to the family (seed
+000's ``call_<hex>``), else by the family's own id for its place in the conversation. A turn
+that asks for none, or whose request leaves the tools out (the turn after a ``strip-tools``
+step), is answered in plain text. Everything else of a session (the results, the ID policies, the
 interjections) is drawn as ``strategies._plans`` draws it; the request surface, mode switches
 and relations are left for later.
 """
@@ -58,9 +59,11 @@ def _turns(policies: tuple[Policy, ...]) -> SearchStrategy[_Drawn]:
 def _plan(fmt: Format, api: Api, stream: bool, drawn: list[_Drawn]) -> Plan:
     steps: list[Step] = []
     omitted = False  # whether this turn's request leaves the tools out
+    calls = 0  # the calls the conversation holds before this turn, as scripted
     for ask, value, interject, result, policy in drawn:
         script = None if ask is None or omitted else Script((_call(NAMES[ask], value),))
-        fields = {FIELD: carry_turn(fmt, script)}
+        fields = {FIELD: carry_turn(fmt, script, calls)}
+        calls += script is not None
         steps.append(
             Step(ask=ask, interject=interject, result=result, policy=policy, fields=fields)
         )

@@ -47,12 +47,14 @@ def _written(xargs: dict[str, str], prompt: str) -> str:
     [
         # Rendered verbatim (seed 000): the model copies the minted id.
         ("vllm-kimi-k2", "call_4144fac2c5e1f3e0"),
-        # Renumbered to the family's own shape: the model copies that.
-        ("fixed", "functions.get_weather:0"),
+        # Renumbered to the family's own shape: the model numbers its own call (the second).
+        ("fixed", "functions.search:1"),
     ],
 )
-def test_the_mimic_copies_the_last_call_id_the_prompt_shows(profile: str, shown: str) -> None:
-    xargs = carry_turn(KIMI, Script((Call("search", {"query": "Paris"}),)))
+def test_the_mimic_copies_a_foreign_last_call_id_and_numbers_a_native_one(
+    profile: str, shown: str
+) -> None:
+    xargs = carry_turn(KIMI, Script((Call("search", {"query": "Paris"}),)), index=1)
     prompt = render_prompt(profile, _history("call_4144fac2c5e1f3e0"), TOOLS)
     assert _written(xargs, prompt).startswith(
         f"<|tool_calls_section_begin|><|tool_call_begin|>{shown}<|tool_call_argument_begin|>"
@@ -91,3 +93,16 @@ def test_each_turn_calls_the_tool_its_user_asks_for_or_answers_in_text(
             assert found is not None and found[0].name == fmt
             assert asked in _written(step.fields[FIELD], "")
         omitted = step.policy == "strip-tools"
+
+
+def test_only_the_last_header_is_copied_and_only_when_foreign() -> None:
+    """An earlier `call_` header does not count once a native one follows it."""
+    pattern = KIMI.prompt_header
+    assert pattern is not None
+    mimic = channel.Mimic("{{header}}", pattern, "functions.search:2")
+    begin, args = "<|tool_call_begin|>", "<|tool_call_argument_begin|>"
+    foreign_then_native = f"{begin}call_ab{args}{{}} x {begin}functions.get_weather:1{args}{{}}"
+    assert mimic.text_for(foreign_then_native) == "functions.search:2"
+    native_then_foreign = f"{begin}functions.get_weather:0{args}{{}} x {begin}call_ab{args}{{}}"
+    assert mimic.text_for(native_then_foreign) == "call_ab"
+    assert mimic.text_for("no call at all") == "functions.search:2"

@@ -37,8 +37,13 @@ _KIMI = (
 )
 
 
-# A past call's id in a Kimi prompt: the template writes it verbatim between these two tokens.
-_KIMI_PROMPT_HEADER = r"<\|tool_call_begin\|>(?P<header>.*?)<\|tool_call_argument_begin\|>"
+# The last past call's id in a Kimi prompt (the template writes it verbatim between these two
+# tokens), when it is not of the family's own shape: a model imitating its history copies a
+# foreign header (seed 000's `call_<hex>`) but numbers its own call where the history is native.
+_KIMI_PROMPT_HEADER = (
+    r"(?s)<\|tool_call_begin\|>(?P<header>(?!functions\.[^<]*:\d+<)[^<]*?)"
+    r"<\|tool_call_argument_begin\|>(?!.*<\|tool_call_begin\|>)"
+)
 
 
 def _kimi_id(call: Call, index: int) -> str:
