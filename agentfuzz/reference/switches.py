@@ -102,5 +102,6 @@ class Behaviour:
     # even inside a string: the call is lost and its markup is content), ``prose_dropped``
     # (the text before the first call is lost), ``second_call_dropped`` (only the first call
     # comes back), ``args_retyped`` (an argument that is a string of digits comes back a
-    # number).
+    # number), ``cut_complete`` (a script the token budget cut is reported whole: chat
+    # ``stop``, Responses ``completed``).
     puppet_fault: str | None = None
