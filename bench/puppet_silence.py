@@ -31,6 +31,7 @@ PLANTED = (
     "puppet-prose-dropped",
     "puppet-second-call-dropped",
     "puppet-args-retyped",
+    "puppet-cut-complete",
 )
 
 

@@ -35,6 +35,7 @@ from agentfuzz.oracles import _consistency  # consistency
 from agentfuzz.oracles import _knob  # knob
 from agentfuzz.oracles import _framing  # framing
 from agentfuzz.oracles import _puppet  # puppet_truth
+from agentfuzz.oracles import _puppet_cut  # puppet_cut
 from agentfuzz.oracles import _session  # self_rejection, id_roundtrip
 from agentfuzz.oracles import _middleman  # proxy_fidelity
 from agentfuzz.oracles import _relation  # relation
@@ -75,6 +76,7 @@ del (
     _relation,
     _divergence,
     _puppet,
+    _puppet_cut,
     _consistency,
     _knob,
     _framing,

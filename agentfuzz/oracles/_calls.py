@@ -21,6 +21,7 @@ from agentfuzz.oracles._common import (
     one_line,
 )
 from agentfuzz.oracles._registry import clip, register
+from agentfuzz.puppet.scripted import carried
 
 __all__ = ["bad_arguments", "tool_choice", "unknown_tool"]
 
@@ -144,13 +145,18 @@ def _unknown_kind(call: ObservedCall, tools: tuple[Tool, ...]) -> str:
     },
 )
 def unknown_tool(case: Case, obs: Observation) -> Iterator[Violation]:
-    """A call to a name the request never declared (dotted names cut to their last segment…)."""
+    """A call to a name the request never declared (dotted names cut to their last segment…).
+
+    A name a puppet script made the model write (``--puppet``) is the model's doing: what a
+    server does with it is ``puppet_truth``'s question, and an open one."""
     if not is_answer(obs):
         return
     tools = declared_tools(case)
     declared = ", ".join(t.flat_name for t in tools) or "no tools sent"
+    scripted = carried(case.options.fields)
+    written = {c.name for c in scripted[1].calls} if scripted is not None else set()
     for n, call in enumerate(obs.tool_calls):
-        if find_tool(call, tools, obs.api) is not None:
+        if find_tool(call, tools, obs.api) is not None or call.flat_name in written:
             continue
         shown = f"{call.namespace}/{call.name}" if call.namespace else call.name
         yield Violation(

@@ -12,6 +12,7 @@ from agentfuzz.model.history import Case
 from agentfuzz.model.observation import NOT_SERVED, Observation, Violation
 from agentfuzz.oracles._common import is_answer, is_truncated, one_line, stop_requested
 from agentfuzz.oracles._registry import clip, info, register
+from agentfuzz.puppet.scripted import carried
 from agentfuzz.request.surface import features
 
 __all__ = ["by_needs", "by_symptom", "empty_turn", "error", "suspect"]
@@ -52,7 +53,9 @@ def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
     limit (``finish_reason: length``, Responses ``incomplete``) that shows reasoning is
     skipped, since running out of budget while thinking is the client's choice of
     ``max_tokens``. One that shows nothing at all is not: the limit says tokens were
-    generated, and none reached the client (``empty_turn:truncated``).
+    generated, and none reached the client (``empty_turn:truncated``). Unless the model was a
+    puppet (``--puppet``): a script cut by the budget may have written only blanks or the start
+    of a call, which a parser rightly holds back; ``puppet_cut`` judges those.
 
     Not judged on a request with stop strings: one may match before anything visible, and
     the answer ends with ``finish_reason: stop`` all the same.
@@ -67,7 +70,7 @@ def empty_turn(case: Case, obs: Observation) -> Iterator[Violation]:
     if obs.text.strip() or obs.tool_calls or obs.others or stop_requested(case):
         return
     truncated = is_truncated(obs)
-    if truncated and obs.reasoning.strip():
+    if truncated and (obs.reasoning.strip() or carried(case.options.fields) is not None):
         return
     what = "reasoning only" if obs.reasoning.strip() else "nothing at all"
     if truncated:

@@ -15,13 +15,20 @@ the spec leaves open:
   question, and under a forced choice the server's grammar may take over from the script
   (the processor gives the script up and only its log says so);
 - no stop strings, no token budget, no ``n``: each may end or multiply the answer;
-- the script is one the format can write (``Format.unwritable``), the text sent is its own
-  writing (a hand-edited text has no known truth) and, for a format whose parser drops calls
-  to undeclared tools, it calls only declared ones;
+- the script is one the format can write (``Format.unwritable``) and the text sent is its own
+  writing (a hand-edited text has no known truth), and holds no near miss of the format's
+  markup (``Format.doubt``: Kimi's call header without ``:N``, seed 000's ``call_<hex>``, seed
+  001's sanitised ``functions_NAME_N``), which one parser drops, another reads, a third leaves
+  as text;
+- every call is to a tool the request declared: what a parser does with a call to any other
+  (drop it, as a ``declared_only`` format's does, return it, or leave it as text) neither the
+  spec nor the format settles;
 - the script is a text, not a session turn's mimic (``channel.Mimic``: the model copies its
   call header from the prompt, so what it wrote, and the truth, depend on how the server
   rendered the history). Every other oracle judges a mimic turn: a call dropped for the header
   it copied is ``empty_turn``'s (seed 000).
+
+A cut script (a token budget, stop strings) is ``puppet_cut``'s to judge.
 """
 
 from __future__ import annotations
@@ -34,10 +41,10 @@ from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, ObservedCall, Violation
 from agentfuzz.oracles._common import declared_tools, is_answer, is_truncated, stop_requested
 from agentfuzz.oracles._registry import clip, register
-from agentfuzz.puppet.formats import Call, Format, Truth
+from agentfuzz.puppet.formats import Call, Format, Script, Truth
 from agentfuzz.puppet.scripted import carried
 
-__all__ = ["puppet_truth"]
+__all__ = ["differences", "puppet_truth", "returned", "scripted", "settled_request"]
 
 # Request fields that may end, cut or multiply a scripted answer, or force a call (a
 # ``tool_choice`` spelled as a field).
@@ -51,14 +58,40 @@ _UNSETTLED = (
 )
 
 
-def _settled(case: Case, fmt: Format, truth: Truth) -> bool:
+def scripted(case: Case, obs: Observation) -> tuple[Format, str, Script, Truth] | None:
+    """The format, the text written, the script and its truth, for a 2xx answer to a request
+    carrying a script of agentfuzz's that is the format's own writing; None otherwise."""
+    found = carried(case.options.fields)
+    status = obs.exchange.status
+    if found is None or not is_answer(obs) or status is None or not 200 <= status < 300:
+        return None
+    fmt, script, written = found
+    if fmt.unwritable(script) is not None or fmt.write(script) != written:
+        return None  # the text sent is not the script's own writing: its truth is not known
+    if fmt.doubt(script) is not None:
+        return None  # near-miss markup: parsers read it differently, none of them wrongly
+    return fmt, written, script, fmt.expected(script)
+
+
+def settled_request(case: Case, fmt: Format, truth: Truth) -> bool:
+    """Whether the request lets the script's truth stand, cuts aside: tools declared and
+    ``tool_choice`` left to the model, no ``n``, and every call to a declared tool."""
     opts = case.options
     declared = {t.flat_name for t in declared_tools(case)}
-    if not declared or opts.tool_choice not in (None, "auto") or opts.max_tokens is not None:
+    if not declared or opts.tool_choice not in (None, "auto"):
         return False
-    if any(name in opts.fields for name in _UNSETTLED) or stop_requested(case):
+    if "n" in opts.fields or "tool_choice" in opts.fields:
         return False
-    return not fmt.declared_only or all(c.name in declared for c in truth.calls)
+    return all(c.name in declared for c in truth.calls)
+
+
+def _settled(case: Case, fmt: Format, truth: Truth) -> bool:
+    opts = case.options
+    if opts.max_tokens is not None or stop_requested(case):
+        return False
+    if any(name in opts.fields for name in _UNSETTLED):
+        return False
+    return settled_request(case, fmt, truth)
 
 
 @register(
@@ -69,29 +102,26 @@ def _settled(case: Case, fmt: Format, truth: Truth) -> bool:
 )
 def puppet_truth(case: Case, obs: Observation) -> Iterator[Violation]:
     """The server returned other calls or other text than the script the model wrote."""
-    found = carried(case.options.fields)
-    status = obs.exchange.status
-    if found is None or not is_answer(obs) or status is None or not 200 <= status < 300:
+    found = scripted(case, obs)
+    if found is None:
         return
-    fmt, script, written = found
-    if fmt.unwritable(script) is not None or fmt.write(script) != written:
-        return  # the text sent is not the script's own writing: its truth is not known
-    truth = fmt.expected(script)
+    fmt, written, _, truth = found
     if not _settled(case, fmt, truth) or is_truncated(obs):
         return
     where = f"puppet_truth:{fmt.name}"
     wrote = f"the model wrote {json.dumps(written, ensure_ascii=False)}"
-    for kind, message in _differences(fmt, truth, obs):
+    for kind, message in differences(fmt, truth, obs):
         yield Violation(
             oracle="puppet_truth",
             message=message,
-            evidence=clip(f"{wrote}; the server returned {_returned(obs)}"),
+            evidence=clip(f"{wrote}; the server returned {returned(obs)}"),
             signature=f"{where}:{kind}",
         )
         return  # the first difference names the fault; the rest follow from it
 
 
-def _differences(fmt: Format, truth: Truth, obs: Observation) -> Iterator[tuple[str, str]]:
+def differences(fmt: Format, truth: Truth, obs: Observation) -> Iterator[tuple[str, str]]:
+    """Each way the answer differs from the truth, as (kind, what), calls first."""
     got, want = obs.tool_calls, truth.calls
     if len(got) != len(want):
         yield "calls:count", f"{len(got)} call(s) returned for the {len(want)} written"
@@ -127,6 +157,7 @@ def _json(text: str) -> Any:
         return text
 
 
-def _returned(obs: Observation) -> str:
+def returned(obs: Observation) -> str:
+    """The answer's text and calls, as evidence shows them."""
     calls = [{"name": c.flat_name, "arguments": c.arguments, "id": c.id} for c in obs.tool_calls]
     return json.dumps({"text": obs.text, "calls": calls}, ensure_ascii=False)

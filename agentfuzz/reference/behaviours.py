@@ -325,6 +325,13 @@ _BEHAVIOURS = (
         puppet_fault="header_dropped",
     ),
     Behaviour(
+        name="puppet-cut-complete",
+        summary="Planted: a scripted answer the token budget cut is reported as complete "
+        "(chat finish_reason stop, Responses status completed).",
+        tool_parser="kimi_k2",
+        puppet_fault="cut_complete",
+    ),
+    Behaviour(
         name="item-ids-shared",
         seed="003",
         summary="Planted: every output item of a response carries the first item's id.",

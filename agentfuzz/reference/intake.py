@@ -238,8 +238,9 @@ def parse_chat(body: Any) -> Intake:
             tools.append(_function_spec(tool.get("function"), None, where))
     choice = _choice(body.get("tool_choice"), tools, "chat")
     _within_context(messages)
-    knobs = read_knobs(body, "chat", stream)
-    return Intake("chat", model, messages, tools, choice, stream, knobs, read_script(body))
+    script = read_script(body)
+    knobs = read_knobs(body, "chat", stream, scripted=script is not None)
+    return Intake("chat", model, messages, tools, choice, stream, knobs, script)
 
 
 def _chat_message(raw: Any, i: int) -> Message:
@@ -284,9 +285,10 @@ def parse_responses(body: Any) -> Intake:
         _input_items(raw_input, messages)
     tools = _responses_tools(body.get("tools"))
     choice = _choice(body.get("tool_choice"), tools, "responses")
-    knobs = read_knobs(body, "responses", stream)
+    script = read_script(body)
+    knobs = read_knobs(body, "responses", stream, scripted=script is not None)
     _within_context(messages)
-    return Intake("responses", model, messages, tools, choice, stream, knobs, read_script(body))
+    return Intake("responses", model, messages, tools, choice, stream, knobs, script)
 
 
 def _input_items(items: list[Any], messages: list[Message]) -> None:

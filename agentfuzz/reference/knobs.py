@@ -13,6 +13,11 @@ Responses log probabilities, any response format but text, other ``include`` ent
 (this server cannot cut an answer inside a call the way a model would). Text longer than the
 budget is cut where it runs out, and the turn says so (chat ``length``, Responses
 ``incomplete``). Wrong types are refused everywhere.
+
+A puppet script's text is generated as a model generates it (``written``): it ends before the
+first stop string written whole within the budget, else where the budget runs out, markup and
+all, four characters a token; the parser then reads what was written. So for a scripted
+request any budget of one token or more is taken.
 """
 
 from __future__ import annotations
@@ -47,6 +52,18 @@ class Knobs:
         """``text`` up to its first stop string, and whether one was found."""
         ends = [text.find(s) for s in self.stop if s and s in text]
         return (text[: min(ends)], True) if ends else (text, False)
+
+    def written(self, raw: str) -> tuple[str, bool]:
+        """A scripted model's ``raw`` text as generation ends it, and whether the budget did:
+        before the first stop string that fits in the budget, else where the budget runs out."""
+        room = None if self.budget is None else self.budget * 4
+        found = [(raw.find(s), s) for s in self.stop if s and s in raw]
+        fitting = [end for end, s in found if room is None or end + len(s) <= room]
+        if fitting:
+            return raw[: min(fitting)], False
+        if room is not None and len(raw) > room:
+            return raw[:room], True
+        return raw, False
 
     def apply(self, parsed: Parsed) -> Parsed:
         """The turn as sent: cut at a stop string in the text, calls capped."""
@@ -115,12 +132,13 @@ def _metadata(body: dict[str, Any]) -> None:
     need(ok and len(meta or {}) <= 16, "metadata must hold at most 16 string values")
 
 
-def _budget(body: dict[str, Any]) -> int | None:
+def _budget(body: dict[str, Any], scripted: bool) -> int | None:
     budgets = []
+    shortest = 1 if scripted else _SHORTEST
     for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         value = body.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
-            need(value >= _SHORTEST, f"{key} must be at least {_SHORTEST} on this server")
+            need(value >= shortest, f"{key} must be at least {shortest} on this server")
             budgets.append(value)
     return min(budgets, default=None)
 
@@ -132,8 +150,9 @@ def _calls_cap(body: dict[str, Any]) -> int | None:
     return 1 if parallel is False else None
 
 
-def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
-    """The surface fields of ``body`` checked, and what the server will do with them."""
+def read_knobs(body: dict[str, Any], api: str, stream: bool, *, scripted: bool = False) -> Knobs:
+    """The surface fields of ``body`` checked, and what the server will do with them;
+    ``scripted``: the request carries a puppet script, which any budget can cut."""
     choices = _kind(body, "n", int, "an integer")
     need(choices is None or 1 <= choices <= 8, "n must be between 1 and 8")
     logprobs = _kind(body, "logprobs", bool, "a boolean")
@@ -159,7 +178,7 @@ def read_knobs(body: dict[str, Any], api: str, stream: bool) -> Knobs:
     _metadata(body)
     _format(body, api)
     _reasoning(body, api)
-    budget = _budget(body)
+    budget = _budget(body, scripted)
     options = _kind(body, "stream_options", dict, "an object")
     need(options is None or stream, "stream_options needs stream: true")
     usage = (options or {}).get("include_usage")

@@ -58,6 +58,9 @@ class Parsed:
     # The token budget ended the turn: the text was cut there (chat ``length``, Responses
     # ``incomplete``).
     cut_short: bool = False
+    # How many tokens the model wrote, where its raw text is known (a puppet script's, four
+    # characters a token); None: counted from the parse (``written_tokens``).
+    written: int | None = None
 
 
 class ParseFailure(Exception):
@@ -131,7 +134,10 @@ def parse_harmony(raw: str, tools: Collection[str]) -> Parsed:
 
 def written_tokens(parsed: Parsed) -> int:
     """How many tokens the model wrote for ``parsed``, four characters a token (at least one):
-    its text, its calls' arguments and its reasoning. Usage and the token budget both count so."""
+    its text, its calls' arguments and its reasoning. Usage and the token budget both count so.
+    A scripted turn counts its raw text, markup and all (``Parsed.written``)."""
+    if parsed.written is not None:
+        return parsed.written
     out = parsed.content + "".join(c.arguments for c in parsed.calls) + (parsed.reasoning or "")
     return max(1, len(out) // 4)
 

@@ -1,8 +1,9 @@
 """One turn through the profile's pipeline: ids, template, scripted model, tool parser.
 
 A request carrying a puppet script (``script``) skips the scripted model: the model writes the
-script's text, then stops. A server started with a tool-call parser (``readers``) reads every
-answer with it instead of the template's own parser.
+script's text, then stops, or is stopped sooner by a stop string or the token budget
+(``Knobs.written``), so the parser reads only what was written. A server started with a
+tool-call parser (``readers``) reads every answer with it instead of the template's own parser.
 """
 
 from __future__ import annotations
@@ -93,13 +94,18 @@ def answer(
         digest = hashlib.sha256(f"{constraint}\x00{prompt}".encode("utf-8", "surrogatepass"))
         key = f"{seed}:{digest.hexdigest()}"
     rng = random.Random(key)
+    cut_short = False
     if intake.script is not None:
-        raw = intake.script.text_for(prompt)
+        raw, cut_short = intake.knobs.written(intake.script.text_for(prompt))
     else:
         raw = generate(profile.template, prompt, constraint, rng, temperature)
     if profile.stop_in_raw:
         raw = _cut_raw(raw, intake)
     parsed = _parse(profile, intake, raw, reader or profile.tool_parser, rng)
+    if intake.script is not None:
+        parsed.written = max(1, len(raw) // 4)
+        # The planted ``cut_complete`` fault: a cut script reported as a whole answer.
+        parsed.cut_short = cut_short and profile.puppet_fault != "cut_complete"
     if profile.cut_quoted_names:
         parsed.calls = [replace(c, name=c.name.split('"')[0]) for c in parsed.calls]
     if profile.relation_fault == "required_one_call" and intake.choice.mode == "required":

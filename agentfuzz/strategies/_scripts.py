@@ -34,8 +34,19 @@ MAX_ARGUMENTS = 4
 # as a model imitating its history writes them (seed 000's index gap).
 MAX_ID_INDEX = 99
 
-# Tool names a script may call without declaring them (where asked), if the format spells them.
-_UNDECLARED = ("undeclared_tool", "get_weather_v2", "tool", "Bash")
+# Tool names beyond the declared ones a script may call (where asked), if the format spells
+# them: namespaced (a dot), quoted and empty (which no format of the catalog spells today),
+# then plain names no request declares.
+_UNDECLARED = (
+    "functions.get_weather",
+    "ns.tool",
+    '"get_weather"',
+    "",
+    "undeclared_tool",
+    "get_weather_v2",
+    "tool",
+    "Bash",
+)
 
 # Prose pieces, joined up to three at a time; each format keeps those free of its markers.
 _PROSE = (
@@ -53,6 +64,14 @@ _PROSE = (
 
 def _writable(fmt: Format, script: Script) -> bool:
     return fmt.unwritable(script) is None
+
+
+def _fit(fmt: Format, script: Script) -> bool:
+    """Writable, and no two calls carrying one id: a model that wrote that would be the one
+    at fault, not the server (``consistency`` holds the server to distinct ids)."""
+    ids = [fmt.written_id(call, index) for index, call in enumerate(script.calls)]
+    known = [i for i in ids if i is not None]
+    return _writable(fmt, script) and len(set(known)) == len(known)
 
 
 def _spells(fmt: Format, name: str) -> bool:
@@ -73,7 +92,12 @@ def _callees(fmt: Format, names: tuple[str, ...], undeclared: bool) -> SearchStr
     return st.sampled_from((*names, *extra))
 
 
-_ID_INDEXES: SearchStrategy[int | None] = st.none() | st.integers(0, MAX_ID_INDEX)
+def _near_misses(name: str, index: int) -> SearchStrategy[str]:
+    """Ids a model copies from a history that a client or server reshaped: the header without
+    its ``:N``, the sanitised form (seed 001) and an OpenAI-style ``call_<hex>`` (seed 000)."""
+    return st.sampled_from(
+        (f"functions.{name}", f"functions_{name}_{index}", f"{name}_{index}")
+    ) | st.integers(0, 2**64 - 1).map("call_{:016x}".format)
 
 
 def _arguments(
@@ -92,24 +116,34 @@ def _arguments(
 
 
 def _call(
-    draw: st.DrawFn, fmt: Format, callees: SearchStrategy[str], kinds: dict[tuple[str, str], Kind]
+    draw: st.DrawFn,
+    fmt: Format,
+    callees: SearchStrategy[str],
+    kinds: dict[tuple[str, str], Kind],
+    place: int,
 ) -> Call:
     name = draw(callees)
     arguments = _arguments(draw, fmt, name, kinds)
-    index = draw(_ID_INDEXES) if fmt.default_id is not None else None
-    if fmt.default_id is None or index is None:
+    if fmt.default_id is None:
         return Call(name, arguments)
-    return Call(name, arguments, fmt.default_id(Call(name), index))
+    # The family's own id (plainest), one at another index, or a near miss of its shape.
+    shape = draw(st.integers(0, 2))
+    if shape == 1:
+        index = draw(st.integers(0, MAX_ID_INDEX))
+        return Call(name, arguments, fmt.default_id(Call(name), index))
+    if shape == 2:
+        return Call(name, arguments, draw(_near_misses(name, place)))
+    return Call(name, arguments)
 
 
 @st.composite
 def _script(draw: st.DrawFn, fmt: Format, names: tuple[str, ...], undeclared: bool) -> Script:
     callees = _callees(fmt, names, undeclared)
     kinds: dict[tuple[str, str], Kind] = {}
-    calls = [_call(draw, fmt, callees, kinds)]
+    calls = [_call(draw, fmt, callees, kinds, 0)]
     # One more call while a boolean says so: False, the plainest, ends the list.
     while fmt.parallel and len(calls) < MAX_CALLS and draw(st.booleans()):
-        calls.append(_call(draw, fmt, callees, kinds))
+        calls.append(_call(draw, fmt, callees, kinds, len(calls)))
     prose = _prose(fmt)
     before = draw(prose) if Place.BEFORE in fmt.text else ""
     between = draw(prose) if Place.BETWEEN in fmt.text and len(calls) > 1 else ""
@@ -130,13 +164,14 @@ def scripts(
     markers (where its grammar keeps them: not in a verbatim parameter), its special tokens,
     quotes, backslashes, unicode, newlines and a long text, numbers of any size and sign,
     nested arrays and objects; for a format that carries ids, an id in the family's shape at
-    another index. ``undeclared`` adds calls to tools outside ``names`` (for a
-    ``declared_only`` format too): off by default, as the right answer to an undeclared call
-    is not settled (a parser may drop it, return it, or return it as text).
+    another index, or a near miss of that shape (``_near_misses``, which ``fmt.doubt`` names).
+    ``undeclared`` adds calls to other names (``_UNDECLARED``: namespaced, quoted, empty,
+    plain, each where ``fmt.name_pattern`` spells it): off by default, since what the case
+    declares for them is its own choice (``strategies._puppet``).
 
-    Writable by construction, with a last filter for joins the catalog cannot rule out.
-    Shrinks toward one call of ``names[0]`` with no arguments and no prose; a failure that
-    needs an argument toward ``{"city": ""}``.
+    Writable by construction, with a last filter for joins the catalog cannot rule out and
+    for two calls carrying one id. Shrinks toward one call of ``names[0]`` with no arguments
+    and no prose; a failure that needs an argument toward ``{"city": ""}``.
     """
     if not names:
         raise ValueError("scripts: no tool names to call")
@@ -148,7 +183,7 @@ def scripts(
 
 @lru_cache(maxsize=128)
 def _scripts(fmt: Format, names: tuple[str, ...], undeclared: bool) -> SearchStrategy[Script]:
-    return _script(fmt, names, undeclared).filter(partial(_writable, fmt))
+    return _script(fmt, names, undeclared).filter(partial(_fit, fmt))
 
 
 def json_type(value: Json) -> str:

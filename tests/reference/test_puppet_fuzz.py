@@ -59,3 +59,14 @@ def test_lost_prose_and_a_lost_second_call_are_found(tmp_path: Path) -> None:
     assert len(calls) == 2 and all(call["arguments"] == {} for call in calls)
     # What the model wrote stands beside what the server returned.
     assert "the model wrote" in hit["evidence"] and "the server returned" in hit["evidence"]
+
+
+def test_a_cut_script_reported_complete_is_found_and_shrunk(tmp_path: Path) -> None:
+    args = ("--api", "chat", "--no-stream", "--max-examples", "100")
+    code, found = _fuzz(tmp_path, "puppet-cut-complete", "hermes", *args)
+    assert code == 1
+    (hit,) = found
+    assert hit["signature"] == "puppet_cut:hermes:complete"
+    # One bare call, cut by the smallest budget: all the fault needs.
+    assert _script(hit)["calls"] == [{"name": "get_weather", "arguments": {}, "id": None}]
+    assert hit["request"]["max_tokens"] == 1

@@ -32,6 +32,7 @@ PRECEDENCE = [
     # The truth of what the model wrote names a cause before any symptom of it (a lost call is
     # also an empty turn, a leaked call also markup in the text).
     "puppet_truth",
+    "puppet_cut",
     "empty_turn",
     "identity",
     "index_gap",

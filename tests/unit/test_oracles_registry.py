@@ -199,7 +199,8 @@ def test_names_is_the_public_contract() -> None:
         "consistency",
         "knob",
         "framing",
-        "puppet_truth",  # issue 42: the last of the single-turn oracles
+        "puppet_truth",  # issue 42
+        "puppet_cut",  # the last of the single-turn oracles
         "self_rejection",
         "id_roundtrip",
         "proxy_fidelity",

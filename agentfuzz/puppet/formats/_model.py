@@ -153,6 +153,8 @@ class Format:
     ``declared_only``: the parser drops a call to a tool the request did not declare.
     ``prompt_header``: for a format that carries ids, a regex whose group ``header`` is a past
     call's id as the family's chat template renders it in a prompt (what a model imitates).
+    ``doubts``: why the truth of a script the format writes is not known (a near miss of its
+    markup, which parsers read differently), or None.
     """
 
     name: str
@@ -171,6 +173,7 @@ class Format:
     name_pattern: str = DEFAULT_NAME
     key_pattern: str | None = None
     limits: Callable[[Script], str | None] = field(default=_no_limits, repr=False, compare=False)
+    doubts: Callable[[Script], str | None] = field(default=_no_limits, repr=False, compare=False)
 
     @property
     def carries_ids(self) -> bool:
@@ -180,6 +183,12 @@ class Format:
     def unwritable(self, script: Script) -> str | None:
         """Why this format cannot express the script, or None when it can."""
         return _common_problem(self, script) or self.limits(script)
+
+    def doubt(self, script: Script) -> str | None:
+        """Why a faithful server's answer to a script this format writes is not known (near-miss
+        markup: a parser may read it as a call, drop it, or leave it as text), or None when
+        ``expected`` is the answer."""
+        return self.doubts(script)
 
     def write(self, script: Script) -> str:
         """The model's raw output text for the script."""

@@ -1,0 +1,114 @@
+"""The ``puppet_cut`` oracle: a scripted answer that a token budget or a stop string may have cut.
+
+With a budget (``max_tokens``, ``max_completion_tokens``, ``max_output_tokens``) or stop strings,
+the model writes a prefix of its script: the client does not know the server's tokenizer, so it
+cannot tell where the budget ran out, nor always whether a stop string ended the text. Two
+things are settled all the same:
+
+- ``complete``: an answer the server reports whole (chat ``finish_reason: "stop"``, Responses
+  ``status: "completed"``) under a budget and no stop strings holds exactly the script's truth
+  (``puppet_truth``'s comparison). Either the script fitted, and then the truth holds, or the
+  budget cut it, and then the answer had to say ``length`` / ``incomplete``. Chat's
+  ``"tool_calls"`` is not judged here: when the budget cut a turn that has calls, both
+  ``length`` and ``tool_calls`` describe it, and servers (vLLM) say ``tool_calls``.
+- ``invented``: every call returned is one the model wrote. A call named outside the script
+  (and not a prefix of a scripted name, which a cut name might be), or whose arguments parse
+  as a JSON object equal to no scripted call's of that name, was never written: a parser that
+  closed a half-written call, or made one up. That holds whether the budget or a stop string
+  ended the text, and whatever the tokenizer: a prefix of a JSON object is never a JSON object,
+  so a call cut inside its arguments shows as text that does not parse, which is not judged
+  (nor by ``bad_arguments``, which leaves cut answers alone): whether a server may stream a
+  half-written call is not settled.
+
+Not judged: which calls come back from a cut answer (a call written whole before the cut may
+be returned or, by a parser that wants the section closed, not), the text returned, ids, and
+``finish_reason`` under stop strings (a stop ends a turn with ``stop``, even inside markup).
+The request must otherwise let the truth stand as ``puppet_truth`` asks (``settled_request``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from agentfuzz.model.history import Case
+from agentfuzz.model.observation import Observation, ObservedCall, Violation
+from agentfuzz.oracles._common import stop_requested
+from agentfuzz.oracles._puppet import differences, returned, scripted, settled_request
+from agentfuzz.oracles._registry import clip, register
+from agentfuzz.puppet.formats import Script
+
+__all__ = ["BUDGETS", "puppet_cut"]
+
+# The request fields that set a token budget: chat's two, Responses' one.
+BUDGETS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+
+def _budgeted(case: Case) -> bool:
+    fields = case.options.fields
+    return case.options.max_tokens is not None or any(f in fields for f in BUDGETS)
+
+
+def _reported_whole(obs: Observation) -> bool:
+    return obs.finish_reason == "stop" if obs.api == "chat" else obs.status == "completed"
+
+
+@register(
+    "puppet_cut",
+    expected="A scripted answer cut by the token budget says so, and every call it returns "
+    "is one the model wrote whole.",
+    look_for="finish_reason / status against what the script wrote, and calls the script "
+    "never holds",
+    rank=36,
+)
+def puppet_cut(case: Case, obs: Observation) -> Iterator[Violation]:
+    """A budget-cut script reported whole, or a call returned that the model never wrote."""
+    found = scripted(case, obs)
+    stopped = stop_requested(case)
+    if found is None or not (stopped or _budgeted(case)):
+        return
+    fmt, written, script, truth = found
+    if not settled_request(case, fmt, truth):
+        return
+    wrote = f"the model was to write {json.dumps(written, ensure_ascii=False)}"
+    evidence = clip(f"{wrote}; the server returned {returned(obs)}")
+    where = f"puppet_cut:{fmt.name}"
+    if not stopped and _reported_whole(obs):
+        for _, message in differences(fmt, truth, obs):
+            said = obs.finish_reason if obs.api == "chat" else obs.status
+            yield Violation(
+                oracle="puppet_cut",
+                message=f"reported complete ({said}) under a token budget, yet {message}",
+                evidence=evidence,
+                signature=f"{where}:complete",
+            )
+            return
+    for index, call in enumerate(obs.tool_calls):
+        what = _invented(script, call)
+        if what is not None:
+            yield Violation(
+                oracle="puppet_cut",
+                message=f"call {index} {what}: the model never wrote it",
+                evidence=evidence,
+                signature=f"{where}:invented",
+            )
+            return
+
+
+def _invented(script: Script, call: ObservedCall) -> str | None:
+    """How ``call`` differs from every call of the script, or None when it may be one."""
+    name = call.flat_name or ""
+    names = {c.name for c in script.calls}
+    if name not in names:
+        if any(n.startswith(name) for n in names):
+            return None  # a name cut short: not settled
+        return f"is named {name!r}, which the script never calls"
+    try:
+        arguments = json.loads(call.arguments)
+    except ValueError:
+        return None  # cut inside its arguments: not settled
+    if not isinstance(arguments, dict):
+        return None
+    if any(c.name == name and c.arguments == arguments for c in script.calls):
+        return None
+    return f"to {name!r} has arguments no call of the script has"
