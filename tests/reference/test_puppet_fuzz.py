@@ -40,8 +40,10 @@ def test_a_call_cut_at_a_marker_inside_a_string_is_found_and_shrunk(tmp_path: Pa
     (hit,) = found
     assert hit["signature"] == "puppet_truth:hermes:calls:count"
     (call,) = _script(hit)["calls"]
-    # One call, its one argument the marker: all the fault needs.
-    assert [*call["arguments"].values()] == ["</tool_call>"]
+    # One call, its one argument holding the marker: all the fault needs (the opening of the
+    # trap, "a </tool_call> b", finds it before a random draw does; openings are not shrunk).
+    (value,) = call["arguments"].values()
+    assert "</tool_call>" in value and len(value) <= len("a </tool_call> b")
 
 
 @pytest.mark.slow  # the kind of check the marker test above makes in the fast lane

@@ -111,7 +111,8 @@ def test_puppet_cases_carry_a_script_their_tools_declare() -> None:
         fmt, script, written = found
         assert fmt is HERMES and written == HERMES.write(script)
         declared = {t.flat_name for t in case.history.tools}
-        assert {c.name for c in script.calls} <= declared
+        # The first call is always declared; a later one may be left undeclared on purpose.
+        assert script.calls[0].name in declared
         assert case.stream and case.options.tool_choice is None
 
     each()
