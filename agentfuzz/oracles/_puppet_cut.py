@@ -11,14 +11,17 @@ things are settled all the same:
   budget cut it, and then the answer had to say ``length`` / ``incomplete``. Chat's
   ``"tool_calls"`` is not judged here: when the budget cut a turn that has calls, both
   ``length`` and ``tool_calls`` describe it, and servers (vLLM) say ``tool_calls``.
-- ``invented``: every call returned is one the model wrote. A call named outside the script
-  (and not a prefix of a scripted name, which a cut name might be), or whose arguments parse
-  as a JSON object equal to no scripted call's of that name, was never written: a parser that
-  closed a half-written call, or made one up. That holds whether the budget or a stop string
-  ended the text, and whatever the tokenizer: a prefix of a JSON object is never a JSON object,
-  so a call cut inside its arguments shows as text that does not parse, which is not judged
-  (nor by ``bad_arguments``, which leaves cut answers alone): whether a server may stream a
-  half-written call is not settled.
+- ``invented``: every call returned is one the model wrote, or what is left of one after the
+  cut. A call named outside the script (and not a prefix of a scripted name, which a cut name
+  might be), or whose arguments parse as a JSON object that no scripted call of that name can
+  be cut down to, was never written: a parser that made it up. What a cut may leave of an
+  argument: the keys written before the cut, each value whole or cut short (a string a prefix
+  of the written one, whitespace aside; a number, list or object a prefix of its JSON, or of
+  its text where the format writes values verbatim and the parser retypes them). A call cut
+  inside its arguments and then closed by the parser (an XML parameter read to the end of the
+  text, a healed JSON prefix) is therefore not judged: the answer says it was cut
+  (``finish_reason``, ``status``, or the stop string the request named), and whether a server
+  may return such a call is not settled.
 
 Not judged: which calls come back from a cut answer (a call written whole before the cut may
 be returned or, by a parser that wants the section closed, not), the text returned, ids, and
@@ -109,6 +112,20 @@ def _invented(script: Script, call: ObservedCall) -> str | None:
         return None  # cut inside its arguments: not settled
     if not isinstance(arguments, dict):
         return None
-    if any(c.name == name and c.arguments == arguments for c in script.calls):
+    if any(c.name == name and _cut_of(arguments, c.arguments) for c in script.calls):
         return None
-    return f"to {name!r} has arguments no call of the script has"
+    return f"to {name!r} has arguments no call of the script can be cut down to"
+
+
+def _cut_of(got: object, wrote: object) -> bool:
+    """Whether ``got`` may be what a cut left of the value ``wrote`` (see the module)."""
+    if got == wrote:
+        return True
+    if isinstance(got, dict) and isinstance(wrote, dict):
+        return all(k in wrote and _cut_of(v, wrote[k]) for k, v in got.items())
+    if isinstance(got, list) and isinstance(wrote, list):
+        return len(got) <= len(wrote) and all(map(_cut_of, got, wrote))
+    if isinstance(got, str) and isinstance(wrote, str):
+        return wrote.strip().startswith(got.strip())
+    text = got if isinstance(got, str) else json.dumps(got, ensure_ascii=False)
+    return json.dumps(wrote, ensure_ascii=False).startswith(text.strip())

@@ -4,8 +4,9 @@
 bundle's minimal request n times one after another, then n times with `--parallel` requests in
 flight at once (batched on the server: on this CPU build greedy outputs then differ slightly),
 and counts the answers where the bundle's own signature fires. Without `--base-url` it starts
-the server from the cache (see serve.py) and stops it at the end. Run it with the interpreter
-agentfuzz is installed in.
+the server from the cache (see serve.py) and stops it at the end; with `--puppet PARSER`, the
+puppet server of that parser instead (puppet_check.py: the processor, the tiny puppet model),
+for bundles a puppet campaign wrote. Run it with the interpreter agentfuzz is installed in.
 """
 
 from __future__ import annotations
@@ -39,7 +40,17 @@ def _rate(bundle: Path, base_url: str, n: int, parallel: int) -> int:
 
 
 @contextmanager
-def _server(base_url: str | None, cache: Path) -> Iterator[str]:
+def _server(base_url: str | None, cache: Path, puppet: str | None) -> Iterator[str]:
+    if puppet is not None and base_url is None:
+        from puppet_check import puppet_server, server_options
+
+        options = argparse.ArgumentParser()
+        server_options(options)
+        args = options.parse_args(["--cache", str(cache)])
+        args.logs = cache
+        with puppet_server(args, puppet, cache / f"rates-puppet-{puppet}.log") as url:
+            yield url
+        return
     with nullcontext(base_url) if base_url else running(cache) as url:
         yield url
 
@@ -51,13 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("-n", type=int, default=10)
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--puppet", metavar="PARSER", help="start the puppet server of PARSER")
     args = parser.parse_args(argv)
     missing = [b for b in args.bundles if not (b / "repro.json").is_file()]
     if missing:
         print(f"rates: not a bundle (no repro.json): {missing[0]}", file=sys.stderr)
         return 2
     try:
-        with _server(args.base_url, args.cache) as url:
+        with _server(args.base_url, args.cache, args.puppet) as url:
             print(f"| bundle | alone | {args.parallel} in flight |")
             print("| --- | --- | --- |")
             for bundle in args.bundles:

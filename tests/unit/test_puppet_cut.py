@@ -76,16 +76,30 @@ def test_a_cut_answer_reported_complete_is_found() -> None:
 
 
 def test_a_call_the_script_never_wrote_is_found() -> None:
-    closed = [("get_weather", {"city": "Par"})]  # a half-written call closed by the server
-    assert _cut(_case(), _answer(closed, finish_reason="length")) == ["puppet_cut:hermes:invented"]
+    made_up = [("get_weather", {"city": "Lyon"})]  # no cut of "Paris" reads "Lyon"
+    assert _cut(_case(), _answer(made_up, finish_reason="length")) == ["puppet_cut:hermes:invented"]
     stopped = _case(cut=Cut("stop", "is"))
-    assert _cut(stopped, _answer(closed, finish_reason="tool_calls")) == [
+    assert _cut(stopped, _answer(made_up, finish_reason="tool_calls")) == [
+        "puppet_cut:hermes:invented"
+    ]
+    extra_key = [("get_weather", {"city": "Paris", "units": "C"})]
+    assert _cut(_case(), _answer(extra_key, finish_reason="length")) == [
         "puppet_cut:hermes:invented"
     ]
     other = [("delete_everything", {})]
     assert _cut(_case(), _answer(other, finish_reason="length")) == ["puppet_cut:hermes:invented"]
     # A name cut short is not judged.
     assert _cut(_case(), _answer([("get_wea", {})], finish_reason="length")) == []
+
+
+def test_what_a_cut_leaves_of_a_call_is_not_invented() -> None:
+    """An XML parameter read to the end of the cut text, or a healed JSON prefix: the answer
+    says it was cut, and the value is a prefix of the written one."""
+    for left in ({"city": "Par"}, {"city": " Pa"}, {}):
+        answer = _answer([("get_weather", left)], finish_reason="length")
+        assert _cut(_case(), answer) == [], left
+        stopped = _case(cut=Cut("stop", "is"))
+        assert _cut(stopped, _answer([("get_weather", left)], finish_reason="stop")) == []
 
 
 def test_not_judged_without_a_cut_or_with_a_forced_choice() -> None:
