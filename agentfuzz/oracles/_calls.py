@@ -12,6 +12,7 @@ from jsonschema.exceptions import best_match
 from agentfuzz.model.history import Case, Tool
 from agentfuzz.model.observation import Observation, ObservedCall, Violation
 from agentfuzz.oracles._common import (
+    budgeted,
     declared_tools,
     find_tool,
     forced,
@@ -19,6 +20,7 @@ from agentfuzz.oracles._common import (
     is_answer,
     is_cut,
     one_line,
+    stop_requested,
 )
 from agentfuzz.oracles._registry import clip, register
 from agentfuzz.puppet.scripted import carried
@@ -148,15 +150,20 @@ def unknown_tool(case: Case, obs: Observation) -> Iterator[Violation]:
     """A call to a name the request never declared (dotted names cut to their last segment…).
 
     A name a puppet script made the model write (``--puppet``) is the model's doing: what a
-    server does with it is ``puppet_truth``'s question, and an open one."""
+    server does with it is ``puppet_truth``'s question, and an open one. So is, under a token
+    budget or stop strings, a name the cut may have left of a written one (a prefix of it):
+    ``puppet_cut`` judges whether the answer said it was cut."""
     if not is_answer(obs):
         return
     tools = declared_tools(case)
     declared = ", ".join(t.flat_name for t in tools) or "no tools sent"
     scripted = carried(case.options.fields)
     written = {c.name for c in scripted[1].calls} if scripted is not None else set()
+    cut = bool(written) and (stop_requested(case) or budgeted(case))
     for n, call in enumerate(obs.tool_calls):
         if find_tool(call, tools, obs.api) is not None or call.flat_name in written:
+            continue
+        if cut and any(name.startswith(call.flat_name or "") for name in written):
             continue
         shown = f"{call.namespace}/{call.name}" if call.namespace else call.name
         yield Violation(

@@ -152,6 +152,16 @@ def stop_requested(case: Case) -> bool:
     return bool(case.options.fields.get("stop"))
 
 
+# The request fields that set a token budget: chat's two, Responses' one.
+BUDGETS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+
+def budgeted(case: Case) -> bool:
+    """True when the request set a token budget (``max_tokens`` or a budget field)."""
+    fields = case.options.fields
+    return case.options.max_tokens is not None or any(f in fields for f in BUDGETS)
+
+
 def is_cut(case: Case, obs: Observation) -> bool:
     """True when the client's own limits may have ended the turn: the token budget ran out, or
     the request had stop strings (a stop ends the answer with ``finish_reason: stop``, so it

@@ -5,12 +5,12 @@ the model writes a prefix of its script: the client does not know the server's t
 cannot tell where the budget ran out, nor always whether a stop string ended the text. Two
 things are settled all the same:
 
-- ``complete``: an answer the server reports whole (chat ``finish_reason: "stop"``, Responses
-  ``status: "completed"``) under a budget and no stop strings holds exactly the script's truth
-  (``puppet_truth``'s comparison). Either the script fitted, and then the truth holds, or the
-  budget cut it, and then the answer had to say ``length`` / ``incomplete``. Chat's
-  ``"tool_calls"`` is not judged here: when the budget cut a turn that has calls, both
-  ``length`` and ``tool_calls`` describe it, and servers (vLLM) say ``tool_calls``.
+- ``complete``: an answer the server reports whole (chat ``finish_reason`` ``"stop"`` or
+  ``"tool_calls"``, Responses ``status: "completed"``) under a budget and no stop strings holds
+  exactly the script's truth (``puppet_truth``'s comparison). Either the script fitted, and
+  then the truth holds, or the budget cut it, and then the answer had to say ``length`` /
+  ``incomplete``: the API reference gives ``length`` whenever the request's maximum number of
+  tokens was reached, calls or not, and a client reads it to know a call may be half-written.
 - ``invented``: every call returned is one the model wrote, or what is left of one after the
   cut. A call named outside the script (and not a prefix of a scripted name, which a cut name
   might be), or whose arguments parse as a JSON object that no scripted call of that name can
@@ -36,24 +36,18 @@ from collections.abc import Iterator
 
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, ObservedCall, Violation
-from agentfuzz.oracles._common import stop_requested
+from agentfuzz.oracles._common import BUDGETS, budgeted, stop_requested
 from agentfuzz.oracles._puppet import differences, returned, scripted, settled_request
 from agentfuzz.oracles._registry import clip, register
 from agentfuzz.puppet.formats import Script
 
 __all__ = ["BUDGETS", "puppet_cut"]
 
-# The request fields that set a token budget: chat's two, Responses' one.
-BUDGETS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
-
-
-def _budgeted(case: Case) -> bool:
-    fields = case.options.fields
-    return case.options.max_tokens is not None or any(f in fields for f in BUDGETS)
-
 
 def _reported_whole(obs: Observation) -> bool:
-    return obs.finish_reason == "stop" if obs.api == "chat" else obs.status == "completed"
+    if obs.api == "chat":
+        return obs.finish_reason in ("stop", "tool_calls")
+    return obs.status == "completed"
 
 
 @register(
@@ -68,7 +62,7 @@ def puppet_cut(case: Case, obs: Observation) -> Iterator[Violation]:
     """A budget-cut script reported whole, or a call returned that the model never wrote."""
     found = scripted(case, obs)
     stopped = stop_requested(case)
-    if found is None or not (stopped or _budgeted(case)):
+    if found is None or not (stopped or budgeted(case)):
         return
     fmt, written, script, truth = found
     if not settled_request(case, fmt, truth):

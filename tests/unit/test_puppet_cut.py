@@ -55,13 +55,18 @@ def test_a_cut_answer_that_says_so_is_silent() -> None:
     assert _cut(_case(), _answer([], "<tool_call>\n{", finish_reason="length")) == []
     # A call written whole before the cut, and one cut inside its arguments (not JSON).
     half = [WHOLE[0], ("search", '{"q": "')]
-    assert _cut(_case(), _answer(half, finish_reason="tool_calls")) == []
+    assert _cut(_case(), _answer(half, finish_reason="length")) == []
     # A script that fitted in the budget, reported whole.
     assert _cut(_case(), _answer(WHOLE, finish_reason="tool_calls")) == []
     assert _cut(_case(), _answer(WHOLE, finish_reason="stop")) == []
 
 
 def test_a_cut_answer_reported_complete_is_found() -> None:
+    # vLLM's way: the budget cut the second call, and the answer says tool_calls.
+    half = [WHOLE[0], ("search", '{"q": "')]
+    assert _cut(_case(), _answer(half, finish_reason="tool_calls")) == [
+        "puppet_cut:hermes:complete"
+    ]
     assert _cut(_case(), _answer([], "<tool_call>", finish_reason="stop")) == [
         "puppet_cut:hermes:complete"
     ]
