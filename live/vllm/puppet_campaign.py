@@ -10,8 +10,10 @@ puppet_check.py starts it, with the chat template ``puppet_check.template_for`` 
 family's own shape where there is one, else a plain one: the processor writes every answer, so
 the template only renders the conversation). By default every format of the catalog, one
 server each. Every finding is a bundle under OUT/PARSER with the command that found it
-(``found_by``). Prints one line per parser (examples, requests, seconds, findings) and writes
-them all to OUT/campaigns.json. Exit 0 when every campaign ran (findings or not), 2 when
+(``found_by``). Prints one line per parser (examples, requests, seconds, findings, and the
+scripts the processor abandoned because the server's grammar forbade them: those answers are the
+model's, and findings on them are not the server's by default) and writes them all to
+OUT/campaigns.json. Exit 0 when every campaign ran (findings or not), 2 when
 agentfuzz itself failed, 3 when a parser's server could not be started (the other parsers still
 run); with ``--skip-unbuilt``, one line and 0 on a machine whose build.py could not run.
 """
@@ -34,6 +36,9 @@ from agentfuzz.puppet.formats import FORMATS
 
 # Every format of the catalog: one vLLM tool parser each.
 PARSERS = tuple(FORMATS)
+# What the processor logs when the server's own constraint (a grammar) forbids a script's token:
+# that request was answered by the model, not the script, so its findings may be the model's.
+ABANDONED = "stops being forced"
 
 
 def campaign(args: argparse.Namespace, parser: str) -> dict[str, object]:
@@ -58,6 +63,7 @@ def campaign(args: argparse.Namespace, parser: str) -> dict[str, object]:
         "requests": summary["requests"],
         "seconds": seconds,
         "findings": [f["signature"] for f in summary["findings"]],
+        "abandoned": log.read_text(errors="replace").count(ABANDONED),
     }
 
 
@@ -99,10 +105,13 @@ def main(argv: list[str] | None = None) -> int:
 def _line(row: dict[str, object]) -> str:
     if "error" in row:
         return f"{row['parser']}: not served: {row['error']}"
-    return (
+    line = (
         f"{row['parser']}: {row['examples']} examples, {row['requests']} requests in "
         f"{row['seconds']} s, findings: {row['findings']}"
     )
+    if row["abandoned"]:
+        line += f"; {row['abandoned']} script(s) abandoned under the server's grammar (see its log)"
+    return line
 
 
 if __name__ == "__main__":
