@@ -13,7 +13,9 @@ the spec leaves open:
 - the request declared its tools and left ``tool_choice`` to the model (none, ``auto``): with
   ``none`` or no tools, what a server does with markup the model wrote is ``leaked_markup``'s
   question, and under a forced choice the server's grammar may take over from the script
-  (the processor gives the script up and only its log says so);
+  (the processor gives the script up and only its log says so). A server may constrain an
+  ``auto`` answer by a grammar too (vLLM's GLM-4.7 parser does): the answer cannot tell, so
+  a puppet campaign counts the scripts the log says were given up (``live/vllm``);
 - no stop strings, no token budget, no ``n``: each may end or multiply the answer;
 - the script is one the format can write (``Format.unwritable``) and the text sent is its own
   writing (a hand-edited text has no known truth), and holds no near miss of the format's
