@@ -120,3 +120,10 @@ class Stopwatch:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.started
+
+
+def publish(results: Path, heading: str, text: str) -> None:
+    """Print a bench's table and append it to the results file under ``## heading``."""
+    print(text)
+    with results.open("a", encoding="utf-8") as out:
+        out.write(f"\n## {heading}\n\n{text}\n")

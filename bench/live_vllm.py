@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import BENCH, ROOT, agentfuzz_command, load, machine
+from _common import BENCH, ROOT, agentfuzz_command, load, machine, publish
 
 sys.path.insert(0, str(ROOT / "live" / "vllm"))
 from serve import DEFAULT_CACHE, MODEL_NAME, running
@@ -72,10 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"4 workers vs 1: {rate[4] / rate[1]:.1f}x the requests per second.",
     ]
-    text = "\n".join(lines)
-    print(text)
-    with args.results.open("a", encoding="utf-8") as out:
-        out.write(f"\n## {date} (live vLLM)\n\n{text}\n")
+    publish(args.results, f"{date} (live vLLM)", "\n".join(lines))
     return 0
 
 

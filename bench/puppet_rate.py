@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import BENCH, ROOT, agentfuzz_command, load, machine
+from _common import BENCH, ROOT, agentfuzz_command, load, machine, publish
 
 sys.path.insert(0, str(ROOT / "live" / "vllm"))
 from puppet_check import MODEL, puppet_server, server_options
@@ -88,10 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         rate = arm["requests"] / arm["elapsed"]
         figures = f"{arm['requests']:.0f} | {arm['elapsed']:.0f} | {rate:.2f} | {arm['p50']}"
         lines.append(f"| {label} | {figures} |")
-    text = "\n".join(lines)
-    print(text)
-    with args.results.open("a", encoding="utf-8") as results:
-        results.write(f"\n## {date} (puppet vs sampling, live vLLM)\n\n{text}\n")
+    publish(args.results, f"{date} (puppet vs sampling, live vLLM)", "\n".join(lines))
     return 0
 
 
