@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         help="one line and exit 0 when build.py's cache is not there (no package index)",
     )
     args = parser.parse_args(argv)
-    if args.skip_unbuilt and not (args.cache / "venv.done").exists():
+    built = (args.cache / "venv.done").exists() and (args.cache / args.weights).is_dir()
+    if args.skip_unbuilt and not built:
         print(f"live-vllm-puppet: skipped: {args.cache} holds no built server (build.py)")
         return 0
     unknown = [name for name in args.parsers.split(",") if name not in FORMATS]

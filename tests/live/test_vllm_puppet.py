@@ -91,3 +91,14 @@ def test_the_kimi_template_renders_history_ids_verbatim() -> None:
     assert header + '{"city": "Paris"}<|tool_call_end|>' in text
     assert "## Return of call_4144fac2\nsunny" in text
     assert "functions." not in text
+
+
+def test_an_unbuilt_cache_is_skipped_with_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """.ci/run's step: no venv, or a venv from before the puppet models, is one line and 0."""
+    assert puppet_campaign.main(["--skip-unbuilt", "--cache", str(tmp_path)]) == 0
+    (tmp_path / "venv.done").write_text("{}")
+    assert puppet_campaign.main(["--skip-unbuilt", "--cache", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(line.startswith("live-vllm-puppet: skipped:") for line in lines)
