@@ -107,7 +107,9 @@ def _chunk(completion_id: str, model: str, delta: dict[str, Any], finish: str | 
 
 
 def _finish(parsed: Parsed) -> str:
-    return "tool_calls" if parsed.calls else "length" if parsed.cut_short else "stop"
+    """``length`` whenever the token budget ran out, calls or not (the API reference's rule; a
+    client reads it to know a call may be half-written), else ``tool_calls`` or ``stop``."""
+    return "length" if parsed.cut_short else "tool_calls" if parsed.calls else "stop"
 
 
 def chat_events(
