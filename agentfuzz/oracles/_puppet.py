@@ -41,23 +41,12 @@ from typing import Any
 
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, ObservedCall, Violation
-from agentfuzz.oracles._common import declared_tools, is_answer, is_truncated, stop_requested
+from agentfuzz.oracles._common import budgeted, declared_tools, is_answer, is_truncated
 from agentfuzz.oracles._registry import clip, register
 from agentfuzz.puppet.formats import Call, Format, Script, Truth
 from agentfuzz.puppet.scripted import carried
 
 __all__ = ["differences", "puppet_truth", "returned", "scripted", "settled_request"]
-
-# Request fields that may end, cut or multiply a scripted answer, or force a call (a
-# ``tool_choice`` spelled as a field).
-_UNSETTLED = (
-    "n",
-    "max_tokens",
-    "max_completion_tokens",
-    "max_output_tokens",
-    "stop",
-    "tool_choice",
-)
 
 
 def scripted(case: Case, obs: Observation) -> tuple[Format, str, Script, Truth] | None:
@@ -88,10 +77,8 @@ def settled_request(case: Case, fmt: Format, truth: Truth) -> bool:
 
 
 def _settled(case: Case, fmt: Format, truth: Truth) -> bool:
-    opts = case.options
-    if opts.max_tokens is not None or stop_requested(case):
-        return False
-    if any(name in opts.fields for name in _UNSETTLED):
+    """``settled_request``, and no token budget or stop strings, which may end the answer."""
+    if budgeted(case) or "stop" in case.options.fields:
         return False
     return settled_request(case, fmt, truth)
 

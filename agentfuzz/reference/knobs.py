@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .parsers import Parsed, written_tokens
+from .parsers import CHARS_PER_TOKEN, Parsed, written_tokens
 from .refusal import need
 
 __all__ = ["Knobs", "read_knobs"]
@@ -56,7 +56,7 @@ class Knobs:
     def written(self, raw: str) -> tuple[str, bool]:
         """A scripted model's ``raw`` text as generation ends it, and whether the budget did:
         before the first stop string that fits in the budget, else where the budget runs out."""
-        room = None if self.budget is None else self.budget * 4
+        room = None if self.budget is None else self.budget * CHARS_PER_TOKEN
         found = [(raw.find(s), s) for s in self.stop if s and s in raw]
         fitting = [end for end, s in found if room is None or end + len(s) <= room]
         if fitting:
@@ -76,7 +76,7 @@ class Knobs:
             return sent
         need(not sent.calls, f"the answer's calls do not fit in {self.budget} tokens")
         # Text is cut where the budget runs out, reasoning first as the model wrote it.
-        room = self.budget * 4
+        room = self.budget * CHARS_PER_TOKEN
         reasoning = (sent.reasoning or "")[:room]
         text = sent.content[: room - len(reasoning)]
         return replace(sent, content=text, reasoning=reasoning or None, cut_short=True)

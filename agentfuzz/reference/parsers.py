@@ -132,6 +132,15 @@ def parse_harmony(raw: str, tools: Collection[str]) -> Parsed:
     return parsed
 
 
+# How this server counts tokens: four characters a token.
+CHARS_PER_TOKEN = 4
+
+
+def tokens_in(text: str) -> int:
+    """The tokens ``text`` counts for (at least one)."""
+    return max(1, len(text) // CHARS_PER_TOKEN)
+
+
 def written_tokens(parsed: Parsed) -> int:
     """How many tokens the model wrote for ``parsed``, four characters a token (at least one):
     its text, its calls' arguments and its reasoning. Usage and the token budget both count so.
@@ -139,7 +148,7 @@ def written_tokens(parsed: Parsed) -> int:
     if parsed.written is not None:
         return parsed.written
     out = parsed.content + "".join(c.arguments for c in parsed.calls) + (parsed.reasoning or "")
-    return max(1, len(out) // 4)
+    return tokens_in(out)
 
 
 # What this server's tokenizer reads as one token: a special token's spelling (``<|name|>``,

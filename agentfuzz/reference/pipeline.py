@@ -17,7 +17,15 @@ from .behaviours import Behaviour, get_behaviour
 from .chat_out import mint
 from .intake import Intake, parse_chat
 from .model import Constraint, generate
-from .parsers import SECTION_BEGIN, SECTION_END, Parsed, ParseFailure, parse_harmony, parse_kimi
+from .parsers import (
+    SECTION_BEGIN,
+    SECTION_END,
+    Parsed,
+    ParseFailure,
+    parse_harmony,
+    parse_kimi,
+    tokens_in,
+)
 from .readers import read_output
 from .renumber import renumber
 from .templates import render
@@ -103,7 +111,7 @@ def answer(
         raw = _cut_raw(raw, intake)
     parsed = _parse(profile, intake, raw, reader or profile.tool_parser, rng)
     if intake.script is not None:
-        parsed.written = max(1, len(raw) // 4)
+        parsed.written = tokens_in(raw)
         # The planted ``cut_complete`` fault: a cut script reported as a whole answer.
         parsed.cut_short = cut_short and profile.puppet_fault != "cut_complete"
     if profile.cut_quoted_names:

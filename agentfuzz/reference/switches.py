@@ -103,7 +103,7 @@ class Behaviour:
     # (the text before the first call is lost), ``second_call_dropped`` (only the first call
     # comes back), ``args_retyped`` (an argument that is a string of digits comes back a
     # number), ``header_dropped`` (Kimi-K2: a call whose header is not ``NAME:N`` is dropped
-    # with its markup, as vLLM's parser drops it, where the faithful reader returns the text).
-    # number), ``cut_complete`` (a script the token budget cut is reported whole: chat
-    # ``stop``, Responses ``completed``).
+    # with its markup, as vLLM's parser drops it, where the faithful reader returns the text),
+    # ``cut_complete`` (a script the token budget cut is reported whole: chat ``stop``,
+    # Responses ``completed``).
     puppet_fault: str | None = None
