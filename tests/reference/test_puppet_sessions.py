@@ -10,16 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from agentfuzz.cli import cli
+from tests.reference import test_puppet_fuzz
 
 
 def _fuzz(out: Path, serve: str, fmt: str, *args: str) -> tuple[int, list[dict[str, Any]]]:
-    argv = ["fuzz", "--serve", serve, "--puppet", fmt, "--mode", "session", "--seed", "1"]
-    result = CliRunner().invoke(cli, [*argv, "--quiet", *args, "--out", str(out)])
-    assert "Traceback" not in result.output, result.output
-    return result.exit_code, [json.loads(p.read_text()) for p in sorted(out.glob("*/repro.json"))]
+    return test_puppet_fuzz._fuzz(out, serve, fmt, "--mode", "session", *args)
 
 
 @pytest.mark.parametrize("fmt", ["kimi_k2", "hermes"])
