@@ -36,12 +36,12 @@ from collections.abc import Iterator
 
 from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, ObservedCall, Violation
-from agentfuzz.oracles._common import BUDGETS, budgeted, stop_requested
+from agentfuzz.oracles._common import budgeted, stop_requested
 from agentfuzz.oracles._puppet import differences, returned, scripted, settled_request
 from agentfuzz.oracles._registry import clip, register
 from agentfuzz.puppet.formats import Script
 
-__all__ = ["BUDGETS", "puppet_cut"]
+__all__ = ["puppet_cut"]
 
 
 def _reported_whole(obs: Observation) -> bool:
