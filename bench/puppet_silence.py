@@ -2,10 +2,12 @@
 
 For every tool-call format the reference server reads (``agentfuzz serve puppet
 --tool-call-parser NAME``), runs ``agentfuzz fuzz --puppet NAME`` against it on every api/stream
-mode, and counts the findings. The server parses each script with its own reader of the format
-and answers faithfully, so every finding here is a false positive of agentfuzz's (the oracle,
-the catalog's truth or the strategy), the worst bug a fuzzer can have. Then the same against
-each planted profile, which must be found (tests/reference/test_puppet_fuzz.py).
+mode, each request sent again with ``stream`` flipped (``--differential``: a scripted answer
+must not depend on streaming), and counts the findings. The server parses each script with its
+own reader of the format and answers faithfully, so every finding here is a false positive of
+agentfuzz's (the oracle, the catalog's truth or the strategy), the worst bug a fuzzer can have.
+Then the same against each planted profile, which must be found
+(tests/reference/test_puppet_fuzz.py).
 
     python bench/puppet_silence.py                     # 10,000 examples over the formats
     python bench/puppet_silence.py --examples 2000     # a quick look
@@ -37,7 +39,7 @@ PLANTED = (
 
 def _run(serve: str, fmt: str, examples: int, out: Path) -> tuple[dict[str, Any], float]:
     argv = [*agentfuzz_command(), "fuzz", "--serve", serve, "--puppet", fmt, "--quiet"]
-    argv += ["--max-examples", str(examples), "--seed", "1", "--out", str(out)]
+    argv += ["--max-examples", str(examples), "--seed", "1", "--out", str(out), "--differential"]
     started = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     seconds = time.monotonic() - started

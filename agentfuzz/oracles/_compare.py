@@ -9,13 +9,18 @@ from agentfuzz.model.history import Case
 from agentfuzz.model.observation import Observation, ObservedCall
 from agentfuzz.oracles._common import is_answer, is_truncated, one_line
 from agentfuzz.oracles._registry import EVIDENCE_LIMIT, clip
+from agentfuzz.puppet.scripted import carried
 
 __all__ = ["deterministic", "difference", "served", "shape", "side"]
 
 
 def deterministic(case: Case, obs: Observation) -> bool:
     """True when the request asked for greedy sampling: temperature 0 in the case, or in the
-    body actually sent (a profile's knob defaults fill it in there)."""
+    body actually sent (a profile's knob defaults fill it in there); or when it carries a
+    puppet script and leaves ``tool_choice`` to the model, so the processor writes every token
+    whatever the sampling (under a forced choice a server's grammar may take over from it)."""
+    if carried(case.options.fields) is not None and "tool_choice" not in case.options.fields:
+        return case.options.tool_choice in (None, "auto", "none")
     temperature = case.options.temperature
     sent = obs.exchange.request
     if temperature is None and isinstance(sent, dict):

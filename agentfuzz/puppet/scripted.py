@@ -90,12 +90,16 @@ def _read(fields: dict[str, Any]) -> tuple[Format, Script, channel.Script] | Non
 
 def _dump(script: Script) -> dict[str, Any]:
     calls = [{"name": c.name, "arguments": c.arguments, "id": c.id} for c in script.calls]
-    return {
+    dumped: dict[str, Any] = {
         "calls": calls,
         "text_before": script.text_before,
         "text_between": script.text_between,
         "text_after": script.text_after,
     }
+    # Written only when set, so the requests of every other script stay as they were.
+    if script.unclosed:
+        dumped["unclosed"] = True
+    return dumped
 
 
 def _load(raw: Any) -> Script:
@@ -108,4 +112,5 @@ def _load(raw: Any) -> Script:
         text_before=str(raw["text_before"]),
         text_between=str(raw["text_between"]),
         text_after=str(raw["text_after"]),
+        unclosed=raw.get("unclosed") is True,
     )

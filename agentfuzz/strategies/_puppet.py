@@ -41,12 +41,14 @@ def puppet_cases(fmt: Format, api: Api, stream: bool) -> SearchStrategy[Case]:
 def _puppet_case(draw: st.DrawFn, fmt: Format, api: Api, stream: bool) -> Case:
     script = draw(scripts(fmt, NAMES, undeclared=True))
     # Every name called is declared (the plainest), or only the first call's and the plain
-    # ones: a call to any other name is then one the request never declared.
-    declared = None
+    # ones: a call to any other name is then one the request never declared. An empty name
+    # is never declared (a tool so named is a request a server may refuse outright), and a
+    # request whose calls are all nameless declares the first plain tool, so it has tools.
+    called = tuple(dict.fromkeys(call.name for call in script.calls))
+    declared = tuple(n for n in called if n) or NAMES[:1] if "" in called else None
     if draw(st.booleans()):
-        called = dict.fromkeys(call.name for call in script.calls)
         first = script.calls[0].name
-        declared = tuple(n for n in called if n == first or n in NAMES)
+        declared = tuple(n for n in called if n and (n == first or n in NAMES)) or NAMES[:1]
     case = scripted_case(fmt, api, stream, script, declared)
     return cut_case(case, draw(cuts(fmt.write(script), fmt.markers, api)))
 

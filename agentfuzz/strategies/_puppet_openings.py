@@ -5,9 +5,9 @@ scripted mode opens with one script per thing a tool parser must get right, each
 plain: one call; its argument holding each of the format's own markers and special tokens (the
 parser must not end a call at a marker inside a value: the fault vLLM's Hermes parser showed
 on 2026-12-06); quotes and backslashes; unicode; a string of digits; a value of each JSON kind;
-prose before, between and after the calls; two calls. Where the format cannot write one
-(``unwritable``) it is left out. At random each would come once in many draws, and a
-50-example run makes few.
+prose before, between and after the calls; two calls; the last closing marker left out; a
+name holding quotes. Where the format cannot write one (``unwritable``) it is left out. At
+random each would come once in many draws, and a 50-example run makes few.
 
 These are written here, not drawn, so they carry no choices for the example database: what one
 finds is found again by the next run's openings.
@@ -43,6 +43,10 @@ def _scripts(fmt: Format) -> list[Script]:
         Script(one, text_after="Done."),
         Script(two),
         Script(two, text_between="And:"),
+        # Near the format's edges: the output ends where its closing marker should stand, and
+        # a declared tool whose name holds quotes (where the name is a JSON string).
+        Script(one, unclosed=True),
+        Script((Call(f'"{first}"'),)),
     ]
     return [script for script in made if fmt.unwritable(script) is None]
 

@@ -164,9 +164,13 @@ def test_each_dimension_shrinks_to_the_plainest_script() -> None:
     assert carried(stopped.options.fields)[1] == Script((Call("get_weather"),))  # type: ignore[index]
     assert stopped.options.fields["stop"] == "<tool_call>"  # the first marker written
     near = find(
-        scripts(KIMI, ("get_weather",)), lambda s: KIMI.doubt(s) is not None, settings=plain
+        scripts(KIMI, ("get_weather",)),
+        lambda s: KIMI.doubt(s) is not None and not s.unclosed,
+        settings=plain,
     )
     assert near == Script((Call("get_weather", {}, "functions.get_weather"),))
+    unclosed = find(scripts(KIMI, ("get_weather",)), lambda s: s.unclosed, settings=plain)
+    assert unclosed == Script((Call("get_weather"),), unclosed=True)
 
 
 def test_the_plainest_case_has_no_cut() -> None:

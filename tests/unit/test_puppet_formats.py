@@ -81,7 +81,7 @@ def test_prose_stands_only_where_the_format_keeps_it(name: str) -> None:
 def test_every_format_refuses_what_no_format_can_write(name: str) -> None:
     fmt = FORMATS[name]
     assert fmt.unwritable(Script(())) == "a script holds one call at least"
-    assert "not one this format spells" in str(fmt.unwritable(Script((Call("a b"),))))
+    assert "not one this format spells" in str(fmt.unwritable(Script((Call("a\nb"),))))
     assert "not a JSON number" in str(fmt.unwritable(Script((Call("f", {"x": float("nan")}),))))
     assert "UTF-8" in str(fmt.unwritable(Script((Call("f", {"x": "\ud800"}),))))
     if not fmt.parallel:
@@ -156,3 +156,36 @@ def test_special_tokens_are_what_a_served_tokenizer_needs() -> None:
     assert FORMATS["pythonic"].special_tokens == ()
     for fmt in FORMATS.values():
         assert len(set(fmt.special_tokens)) == len(fmt.special_tokens), fmt.name
+
+
+def test_an_unclosed_script_ends_where_its_last_closing_marker_stood_and_is_doubted() -> None:
+    hermes = FORMATS["hermes"]
+    two = (Call("get_weather", {"city": "Paris"}), Call("search"))
+    whole = hermes.write(Script(two))
+    unclosed = Script(two, unclosed=True)
+    assert hermes.write(unclosed) == whole.removesuffix("</tool_call>")
+    assert hermes.write(unclosed).count("</tool_call>") == 1
+    assert hermes.doubt(unclosed) is not None and hermes.doubt(Script(two)) is None
+    # Kimi's output ends with its section's end: that is what an unclosed script leaves out.
+    kimi = FORMATS["kimi_k2"]
+    assert kimi.write(Script(two, unclosed=True)) == kimi.write(Script(two)).removesuffix(
+        "<|tool_calls_section_end|>"
+    )
+    # A bare JSON list ends with no marker; no prose may follow an output cut at its end.
+    assert "no closing marker" in (FORMATS["xlam"].unwritable(Script(two, unclosed=True)) or "")
+    after = Script(two, text_after="Done.", unclosed=True)
+    assert "no prose after" in (FORMATS["granite4"].unwritable(after) or "")
+
+
+def test_formats_writing_names_as_json_strings_spell_quoted_and_empty_names() -> None:
+    quoted, empty = Script((Call('"get_weather"'),)), Script((Call(""),))
+    for name in ("hermes", "xlam", "llama3_json", "internlm", "jamba"):
+        fmt = FORMATS[name]
+        assert fmt.unwritable(quoted) is None and fmt.unwritable(empty) is None
+        assert r'"name": "\"get_weather\""' in fmt.write(quoted)
+        # A quoted name has a truth (the JSON string's value); an empty one is a near miss.
+        assert fmt.expected(quoted).calls[0].name == '"get_weather"'
+        assert fmt.doubt(quoted) is None and fmt.doubt(empty) is not None
+    # Formats that write the name bare cannot tell a quote from the markup around it.
+    for name in ("qwen3_xml", "kimi_k2", "pythonic", "mistral"):
+        assert FORMATS[name].unwritable(quoted) is not None

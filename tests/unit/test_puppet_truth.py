@@ -111,8 +111,10 @@ def test_puppet_cases_carry_a_script_their_tools_declare() -> None:
         fmt, script, written = found
         assert fmt is HERMES and written == HERMES.write(script)
         declared = {t.flat_name for t in case.history.tools}
-        # The first call is always declared; a later one may be left undeclared on purpose.
-        assert script.calls[0].name in declared
+        # The first call is declared unless nameless; a later one may be left undeclared on
+        # purpose. A request always declares tools.
+        assert script.calls[0].name in declared or script.calls[0].name == ""
+        assert declared
         assert case.stream and case.options.tool_choice is None
 
     each()
@@ -141,3 +143,36 @@ def test_not_judged_when_the_text_sent_is_not_the_scripts_own_writing() -> None:
     edited = {"agentfuzz_puppet": _json.dumps(value)}
     case = _case().model_copy(update={"options": Options(fields={FIELD: edited})})
     assert _truth(case, _answer("", [])) == []
+
+
+def test_an_unclosed_script_travels_and_is_left_to_the_other_oracles() -> None:
+    unclosed = Script(SCRIPT.calls, SCRIPT.text_before, unclosed=True)
+    found = carried({FIELD: carry(HERMES, unclosed)})
+    assert found is not None and found[1] == unclosed
+    assert found[2] == HERMES.write(SCRIPT).removesuffix("</tool_call>")
+    # A script without the near miss travels as it always did: no key for it.
+    assert "unclosed" not in carry(HERMES, SCRIPT)["agentfuzz_puppet"]
+    # Not judged: a parser may read the call, drop it or leave it as text.
+    assert _truth(_case(unclosed), _answer(HERMES.write(unclosed), [])) == []
+
+
+def test_streamed_and_plain_answers_to_one_script_must_agree() -> None:
+    import dataclasses
+
+    from agentfuzz.model.observation import Related
+
+    def pair(case: Case, streamed_calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        plain = _answer("Let me look.", FAITHFUL)
+        url = "http://x/v1/chat/completions"
+        streamed = dataclasses.replace(
+            _answer("Let me look.", streamed_calls),
+            exchange=Exchange(url=url, request={}, stream=True, status=200),
+        )
+        obs = dataclasses.replace(plain, related=(Related("stream", streamed),))
+        return [v.signature for v in check(case, obs, only=("stream_divergence",))]
+
+    # The processor writes every token, so no temperature is needed for the two to agree.
+    assert pair(_case(), FAITHFUL) == []
+    assert pair(_case(), FAITHFUL[:1]) == ["stream_divergence:calls"]
+    # Under a forced choice the server's grammar may take over from the script: not judged.
+    assert pair(_case(tool_choice="required"), FAITHFUL[:1]) == []

@@ -25,7 +25,7 @@ CHECK = settings(database=None, derandomize=True, max_examples=25, deadline=None
 FIND = settings(
     database=None,
     derandomize=True,
-    max_examples=300,
+    max_examples=600,
     phases=[Phase.generate],
     suppress_health_check=list(HealthCheck),
 )
@@ -195,3 +195,17 @@ def test_names_a_format_cannot_spell_are_refused() -> None:
         scripts(FORMATS["pythonic"], ("get_weather", "ns.tool"))
     with pytest.raises(ValueError, match="no tool names"):
         scripts(FORMATS["hermes"], ())
+
+
+def test_unclosed_markup_and_quoted_and_empty_names_are_reached() -> None:
+    hermes = FORMATS["hermes"]
+    unclosed = _found(hermes, lambda s: s.unclosed)
+    assert hermes.doubt(unclosed) is not None
+    assert not hermes.write(unclosed).endswith("</tool_call>")
+    quoted = _found(hermes, lambda s: any('"' in c.name for c in s.calls), undeclared=True)
+    assert hermes.doubt(quoted) is None
+    empty = _found(hermes, lambda s: any(c.name == "" for c in s.calls), undeclared=True)
+    assert hermes.doubt(empty) is not None
+    # Never where the output ends with no marker to leave out.
+    with pytest.raises(NoSuchExample):
+        _found(FORMATS["xlam"], lambda s: s.unclosed)

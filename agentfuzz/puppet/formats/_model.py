@@ -20,6 +20,7 @@ from agentfuzz.puppet.formats._values import Json, strings, value_problem
 __all__ = [
     "ANYWHERE",
     "BEFORE",
+    "JSON_NAME",
     "NO_TEXT",
     "PARSERS",
     "ArgumentStyle",
@@ -42,6 +43,9 @@ Piece: TypeAlias = tuple[str, bool]
 # The names OpenAI accepts for a function, with the dot of namespaced tools: what every format
 # can carry unless it says otherwise.
 DEFAULT_NAME = r"[A-Za-z0-9_.\-]+"
+# Any name, the empty one and quotes too: what a format that writes the name as a JSON string
+# can carry (control characters aside, which no tokenizer round-trips reliably).
+JSON_NAME = r"[^\x00-\x1f]*"
 
 
 class Unwritable(ValueError):
@@ -84,12 +88,16 @@ class Call:
 
 @dataclass(frozen=True)
 class Script:
-    """What the model writes: prose before the calls, between each two, after the last."""
+    """What the model writes: prose before the calls, between each two, after the last.
+
+    ``unclosed``: a near miss, the model ends its output where the format's last closing
+    marker should stand (``Format.doubt`` says so: no truth is settled for it)."""
 
     calls: tuple[Call, ...]
     text_before: str = ""
     text_between: str = ""
     text_after: str = ""
+    unclosed: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,23 +190,35 @@ class Format:
 
     def unwritable(self, script: Script) -> str | None:
         """Why this format cannot express the script, or None when it can."""
-        return _common_problem(self, script) or self.limits(script)
+        return (
+            _common_problem(self, script) or self.limits(script) or _unclosed_problem(self, script)
+        )
 
     def doubt(self, script: Script) -> str | None:
         """Why a faithful server's answer to a script this format writes is not known (near-miss
         markup: a parser may read it as a call, drop it, or leave it as text), or None when
         ``expected`` is the answer."""
-        return self.doubts(script)
+        return _common_doubt(script) or self.doubts(script)
 
     def write(self, script: Script) -> str:
         """The model's raw output text for the script."""
         self._check(script)
-        return "".join(text for text, _ in self.render(script))
+        return "".join(text for text, _ in self.pieces(script))
+
+    def pieces(self, script: Script) -> list[Piece]:
+        """The script rendered, the last closing marker left out where ``script.unclosed``."""
+        pieces = self.render(script)
+        if not script.unclosed:
+            return pieces
+        text, _ = pieces[-1]
+        closing = _closing(self, pieces) or ""
+        return [*pieces[:-1], markup(text[: len(text) - len(closing)])]
 
     def expected(self, script: Script) -> Truth:
-        """What a faithful parser returns for the script."""
+        """What a faithful parser returns for the script (for a doubted one, what the model
+        meant: its truth is not settled)."""
         self._check(script)
-        content = "".join(text for text, is_markup in self.render(script) if not is_markup)
+        content = "".join(text for text, is_markup in self.pieces(script) if not is_markup)
         calls = tuple(
             Call(call.name, call.arguments, self.written_id(call, index))
             for index, call in enumerate(script.calls)
@@ -243,6 +263,35 @@ def _common_problem(fmt: Format, script: Script) -> str | None:
         problem = _call_problem(fmt, call)
         if problem:
             return problem
+    return None
+
+
+def _unclosed_problem(fmt: Format, script: Script) -> str | None:
+    """Where ``script.unclosed``: the output must end with a closing marker to leave out."""
+    if not script.unclosed:
+        return None
+    if script.text_after:
+        return "an unclosed call ends the output: no prose after it"
+    if _closing(fmt, fmt.render(script)) is None:
+        return "this format's output ends with no closing marker to leave out"
+    return None
+
+
+def _closing(fmt: Format, pieces: list[Piece]) -> str | None:
+    """The marker that ends the output, where the output ends with markup and a marker."""
+    text, is_markup = pieces[-1] if pieces else ("", False)
+    ends = [marker for marker in fmt.markers if is_markup and marker and text.endswith(marker)]
+    return max(ends, key=len) if ends else None
+
+
+def _common_doubt(script: Script) -> str | None:
+    """Near misses every format can write: a call with an empty name (a parser may drop it,
+    return it, or fail the turn; no spec says which), and a last closing marker left out (a
+    parser may read the call, drop it, or leave the markup as text)."""
+    if any(call.name == "" for call in script.calls):
+        return "a call with an empty name"
+    if script.unclosed:
+        return "the output ends where the last closing marker should stand"
     return None
 
 

