@@ -34,6 +34,7 @@ PLANTED = (
     "puppet-second-call-dropped",
     "puppet-args-retyped",
     "puppet-cut-complete",
+    "puppet-stream-swallows",
 )
 
 

@@ -1,11 +1,11 @@
 """The differential oracle ``stream_divergence``: the same request, streamed and not.
 
 With ``fuzz --differential`` every observation carries a ``twin``: the answer to the same body
-with ``stream`` flipped. At temperature 0 both are the same generation, so what a client sees of
-them must agree: the kind of turn, the calls and their arguments, the visible text, and whether
-the token limit cut it. Ids differ per request and are left out, as is the wording of
-``finish_reason`` beyond the cut, and whitespace (streamed arguments keep the model's spacing
-where a non-streamed body re-serialises them).
+with ``stream`` flipped. At temperature 0 (or scripted by the puppet) both are the same
+generation, so what a client sees of them must agree: the kind of turn, the calls and their
+arguments, the visible text, and whether the token limit cut it. Ids differ per request and
+are left out, as is the wording of ``finish_reason`` beyond the cut, and whitespace (streamed
+arguments keep the model's spacing where a non-streamed body re-serialises them).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def stream_divergence(case: Case, obs: Observation) -> Iterator[Violation]:
     """The streamed and non-streamed answers to one greedy request differ as a client sees them.
 
     Silent without a twin (``--differential`` off), when either side is not a normal 2xx answer
-    (the ``error`` oracle's to report), and when sampling is not greedy. One violation at most,
+    (the ``error`` oracle's to report), and when sampling is not greedy (a puppet script leaving
+    ``tool_choice`` to the model is: the processor writes every token). One violation at most,
     for the most basic difference: shape (text / calls / nothing), then the cut, then call names,
     arguments (as JSON data) and the whitespace-normalised text.
     """

@@ -325,6 +325,13 @@ _BEHAVIOURS = (
         puppet_fault="header_dropped",
     ),
     Behaviour(
+        name="puppet-stream-swallows",
+        summary="Planted: streamed, output the puppet parser cannot read (an unclosed call) "
+        "comes back as nothing; not streamed it is content, as the faithful server's.",
+        tool_parser="kimi_k2",
+        puppet_fault="unreadable_swallowed",
+    ),
+    Behaviour(
         name="puppet-cut-complete",
         summary="Planted: a scripted answer the token budget cut is reported as complete "
         "(chat finish_reason stop, Responses status completed).",

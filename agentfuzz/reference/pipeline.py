@@ -138,6 +138,8 @@ def _parse(
         # A planted puppet fault breaks scripted answers alone: the reference model's own
         # output stays as the faithful profile reads it, so other oracles stay quiet.
         fault = profile.puppet_fault if intake.script is not None else None
+        if fault == "unreadable_swallowed" and not intake.stream:
+            fault = None  # that fault is the stream's alone
         return read_output(reader, raw, schemas, fault, lambda: mint(rng, "chatcmpl-tool-"))
     if profile.template == "harmony":
         return parse_harmony(raw, names)

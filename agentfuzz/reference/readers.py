@@ -63,7 +63,8 @@ def read_output(
     try:
         parts = reader.read(raw, context)
     except Unreadable:
-        parts = [raw]
+        # Under the planted ``unreadable_swallowed`` fault, nothing at all.
+        parts = [] if fault == "unreadable_swallowed" else [raw]
     parts = _planted(parts, fault)
     if reader.declared_only:
         parts = [p for p in parts if not isinstance(p, ReadCall) or p.name in schemas]

@@ -105,5 +105,6 @@ class Behaviour:
     # number), ``header_dropped`` (Kimi-K2: a call whose header is not ``NAME:N`` is dropped
     # with its markup, as vLLM's parser drops it, where the faithful reader returns the text),
     # ``cut_complete`` (a script the token budget cut is reported whole: chat ``stop``,
-    # Responses ``completed``).
+    # Responses ``completed``), ``unreadable_swallowed`` (streamed only: output the reader
+    # cannot read, an unclosed call, comes back as nothing instead of content).
     puppet_fault: str | None = None

@@ -74,3 +74,20 @@ def test_a_cut_script_reported_complete_is_found_and_shrunk(tmp_path: Path) -> N
     # One bare call, cut by the smallest budget: all the fault needs.
     assert _script(hit)["calls"] == [{"name": "get_weather", "arguments": {}, "id": None}]
     assert hit["request"]["max_tokens"] == 1
+
+
+def test_an_unclosed_call_swallowed_by_the_stream_alone_is_found_and_shrunk(
+    tmp_path: Path,
+) -> None:
+    # No truth judges an unclosed call; the stream and the plain answer to it must agree.
+    args = ("--api", "chat", "--no-stream", "--max-examples", "60", "--differential")
+    code, found = _fuzz(tmp_path, "puppet-stream-swallows", "hermes", *args)
+    assert code == 1
+    (hit,) = found
+    assert hit["signature"] == "stream_divergence:shape"
+    script = _script(hit)
+    assert script["unclosed"] is True
+    assert script["calls"] == [{"name": "get_weather", "arguments": {}, "id": None}]
+    # The faithful server answers the same run with nothing to report.
+    code, found = _fuzz(tmp_path / "faithful", "puppet", "hermes", *args)
+    assert (code, found) == (0, [])
