@@ -1,0 +1,41 @@
+#!/bin/sh
+# Re-send agentfuzz's minimal request for stream_divergence: streamed and non-streamed answers to the same request differ (shape): stream gave calls, non-stream gave text
+# BASE_URL and MODEL default to where it was found; a key comes from $OPENAI_API_KEY.
+BASE_URL="${BASE_URL:-http://127.0.0.1:42519/v1}"
+MODEL="${MODEL:-smollm2}"
+# A trailing slash (http://host/v1/) would post to //chat/completions: it goes.
+BASE_URL=$(printf '%s' "$BASE_URL" | sed 's:/*$::')
+HERE=$(cd "$(dirname "$0")" && pwd)
+echo 'look for: the two answers side by side, streamed and not: the kind of turn, the call names or arguments, the visible text, or whether the token limit cut it (streamed and non-streamed answers to the same request differ (shape): stream gave calls, non-stream gave text)' >&2
+model=$(printf '%s' "$MODEL" | sed 's/[\\"]/\\&/g')
+{ printf '{"model":"%s",' "$model"; cat <<'AGENTFUZZ_JSON'; } | curl -sS -X POST "$BASE_URL"/chat/completions \
+  -H 'Content-Type: application/json' \
+  ${OPENAI_API_KEY:+-H "Authorization: Bearer $OPENAI_API_KEY"} \
+  --data-binary @-
+"messages":[{"role":"user","content":""}],"tools":[{"type":"function","function":{"name":"get_weather","description":"Call get_weather when the user asks for it.","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],"stream":false,"vllm_xargs":{"agentfuzz_puppet":"{\"format\": \"step3\", \"script\": {\"calls\": [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \"id\": null}], \"text_before\": \"\", \"text_between\": \"\", \"text_after\": \"\", \"unclosed\": true}, \"v\": 1, \"text\": \"<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\\\"get_weather\\\"><steptml:parameter name=\\\"city\\\">Paris</steptml:parameter></steptml:invoke><｜tool_call_end｜>\"}"}}
+AGENTFUZZ_JSON
+echo >&2
+echo '--- and right after it, the request related to it (stream):' >&2
+{ printf '{"model":"%s",' "$model"; cat <<'AGENTFUZZ_JSON'; } | curl -sS -N -X POST "$BASE_URL"/chat/completions \
+  -H 'Content-Type: application/json' \
+  ${OPENAI_API_KEY:+-H "Authorization: Bearer $OPENAI_API_KEY"} \
+  --data-binary @-
+"messages":[{"role":"user","content":""}],"tools":[{"type":"function","function":{"name":"get_weather","description":"Call get_weather when the user asks for it.","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],"stream":true,"vllm_xargs":{"agentfuzz_puppet":"{\"format\": \"step3\", \"script\": {\"calls\": [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \"id\": null}], \"text_before\": \"\", \"text_between\": \"\", \"text_after\": \"\", \"unclosed\": true}, \"v\": 1, \"text\": \"<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\\\"get_weather\\\"><steptml:parameter name=\\\"city\\\">Paris</steptml:parameter></steptml:invoke><｜tool_call_end｜>\"}"}}
+AGENTFUZZ_JSON
+echo >&2
+if python3 -c 'from agentfuzz import resend_bundle' 2>/dev/null; then
+  echo "--- agentfuzz judges a fresh answer to the same request:" >&2
+  python3 - "$HERE" "$BASE_URL" "$MODEL" <<'AGENTFUZZ_PY'
+import sys
+from pathlib import Path
+
+from agentfuzz import resend_bundle
+oracle = 'stream_divergence'
+said = resend_bundle(Path(sys.argv[1]), sys.argv[2], sys.argv[3])
+found = [v for v in said if v.oracle == oracle]
+if found:
+    print(f"FIRED: {oracle}: {found[0].message}")
+else:
+    print(f"not fired: {oracle} (fixed, or a flaky fault: it reproduced pending)")
+AGENTFUZZ_PY
+fi
