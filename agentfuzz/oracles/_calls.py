@@ -152,12 +152,13 @@ def unknown_tool(case: Case, obs: Observation) -> Iterator[Violation]:
     A name a puppet script made the model write (``--puppet``) is the model's doing: what a
     server does with it is ``puppet_truth``'s question, and an open one. So is, under a token
     budget or stop strings, a name the cut may have left of a written one (a prefix of it):
-    ``puppet_cut`` judges whether the answer said it was cut."""
+    ``puppet_cut`` judges whether the answer said it was cut. Not when the request sent no
+    tools: then no parser was to take a call out at all, whatever the model wrote."""
     if not is_answer(obs):
         return
     tools = declared_tools(case)
     declared = ", ".join(t.flat_name for t in tools) or "no tools sent"
-    scripted = carried(case.options.fields)
+    scripted = carried(case.options.fields) if tools else None
     written = {c.name for c in scripted[1].calls} if scripted is not None else set()
     cut = bool(written) and (stop_requested(case) or budgeted(case))
     for n, call in enumerate(obs.tool_calls):

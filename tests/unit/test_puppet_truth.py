@@ -176,3 +176,23 @@ def test_streamed_and_plain_answers_to_one_script_must_agree() -> None:
     assert pair(_case(), FAITHFUL[:1]) == ["stream_divergence:calls"]
     # Under a forced choice the server's grammar may take over from the script: not judged.
     assert pair(_case(tool_choice="required"), FAITHFUL[:1]) == []
+
+
+def test_a_name_the_script_wrote_is_no_unknown_tool_unless_no_tools_were_sent() -> None:
+    script = Script((Call("get_weather"), Call("undeclared_tool")))
+    fields = {FIELD: carry(HERMES, script)}
+    history = History(
+        tools=tools_for(HERMES, script, ("get_weather",)), items=(UserMessage(text="Use it."),)
+    )
+    answer = _answer("", [("get_weather", {}), ("undeclared_tool", {})])
+
+    def unknown(options: Options) -> list[str]:
+        case = Case(history=history, options=options)
+        return [v.signature for v in check(case, answer, only=("unknown_tool",))]
+
+    # What the server does with a call the model wrote to another tool is an open question.
+    assert unknown(Options(fields=fields)) == []
+    # Without tools no parser was to take a call out at all.
+    assert (
+        unknown(Options(fields=fields, include_tools=False)) == ["unknown_tool:no_tools_sent"] * 2
+    )
