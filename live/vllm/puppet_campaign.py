@@ -5,17 +5,18 @@ processor and that parser, and ``agentfuzz fuzz --puppet PARSER`` against it for
         [--fuzz-args '--api chat --no-stream --seed 1']
 
 Runs with the project's venv (it starts the agentfuzz CLI beside it); the server runs with
-build.py's cache (its venv, the tiny puppet model by default: ``--weights``), as
-puppet_check.py starts it, with the chat template ``puppet_check.template_for`` picks (the
-family's own shape where there is one, else a plain one: the processor writes every answer, so
-the template only renders the conversation). By default every format of the catalog, one
-server each. Every finding is a bundle under OUT/PARSER with the command that found it
-(``found_by``). Prints one line per parser (examples, requests, seconds, findings, and the
-scripts the processor abandoned because the server's grammar forbade them: those answers are the
-model's, and findings on them are not the server's by default) and writes them all to
-OUT/campaigns.json. Exit 0 when every campaign ran (findings or not), 2 when
-agentfuzz itself failed, 3 when a parser's server could not be started (the other parsers still
-run); with ``--skip-unbuilt``, one line and 0 on a machine whose build.py could not run.
+build.py's cache (its venv, the tiny puppet model by default: ``--weights``), as puppet_check.py
+starts it, with the chat template ``puppet_check.template_for`` picks (the family's own shape where
+there is one, else a plain one: the processor writes every answer, so the template only renders the
+conversation). By default every format of the catalog, one server each, and each request sent again
+with ``stream`` flipped (``--differential``: a scripted answer must not depend on streaming, the
+one judge of near misses that have no truth). Every finding is a bundle under OUT/PARSER with the
+command that found it (``found_by``). Prints one line per parser (examples, requests, seconds,
+findings, and the scripts the processor abandoned because the server's grammar forbade them: those
+answers are the model's, and findings on them are not the server's by default) and writes them all
+to OUT/campaigns.json. Exit 0 when every campaign ran (findings or not), 2 when agentfuzz itself
+failed, 3 when a parser's server could not be started (the other parsers still run); with
+``--skip-unbuilt``, one line and 0 on a machine whose build.py could not run.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ def campaign(args: argparse.Namespace, parser: str) -> dict[str, object]:
         fuzz += ["--model", MODEL, "--puppet", parser, "--max-time", str(args.max_time)]
         fuzz += ["--max-examples", str(args.max_examples), "--timeout", "120", "--quiet"]
         fuzz += ["--out", str(out), *args.fuzz_args.split()]
+        if args.differential and "--differential" not in fuzz:
+            fuzz.append("--differential")
         done = subprocess.run(fuzz, capture_output=True, text=True, check=False)
         seconds = round(time.monotonic() - started)
     if done.returncode not in (0, 1):
@@ -75,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-examples", type=int, default=100, help="per mode, per parser")
     parser.add_argument("--out", type=Path, default=Path(".cache/live-vllm-puppet-out"))
     parser.add_argument("--fuzz-args", default="", help="more for agentfuzz fuzz: '--api chat'")
+    parser.add_argument(
+        "--no-differential",
+        dest="differential",
+        action="store_false",
+        help="send each request once (by default again with stream flipped: stream_divergence)",
+    )
     parser.add_argument(
         "--skip-unbuilt",
         action="store_true",
