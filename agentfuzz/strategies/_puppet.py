@@ -45,7 +45,7 @@ def _puppet_case(draw: st.DrawFn, fmt: Format, api: Api, stream: bool) -> Case:
     # is never declared (a tool so named is a request a server may refuse outright), and a
     # request whose calls are all nameless declares the first plain tool, so it has tools.
     called = tuple(dict.fromkeys(call.name for call in script.calls))
-    declared = tuple(n for n in called if n) or NAMES[:1] if "" in called else None
+    declared = (tuple(n for n in called if n) or NAMES[:1]) if "" in called else None
     if draw(st.booleans()):
         first = script.calls[0].name
         declared = tuple(n for n in called if n and (n == first or n in NAMES)) or NAMES[:1]
