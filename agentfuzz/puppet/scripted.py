@@ -97,8 +97,9 @@ def _dump(script: Script) -> dict[str, Any]:
         "text_after": script.text_after,
     }
     # Written only when set, so the requests of every other script stay as they were.
-    if script.unclosed:
-        dumped["unclosed"] = True
+    for flag in ("unclosed", "escaped"):
+        if getattr(script, flag):
+            dumped[flag] = True
     return dumped
 
 
@@ -113,4 +114,5 @@ def _load(raw: Any) -> Script:
         text_between=str(raw["text_between"]),
         text_after=str(raw["text_after"]),
         unclosed=raw.get("unclosed") is True,
+        escaped=raw.get("escaped") is True,
     )

@@ -6,8 +6,9 @@ plain: one call; its argument holding each of the format's own markers and speci
 parser must not end a call at a marker inside a value: the fault vLLM's Hermes parser showed
 on 2026-12-06); quotes and backslashes; unicode; a string of digits; a value of each JSON kind;
 prose before, between and after the calls; two calls; the last closing marker left out; a
-name holding quotes. Where the format cannot write one (``unwritable``) it is left out. At
-random each would come once in many draws, and a 50-example run makes few.
+name holding quotes; unicode spelt with ``\\u`` escapes. Where the format cannot write one
+(``unwritable``) it is left out. At random each would come once in many draws, and a 50-example
+run makes few.
 
 These are written here, not drawn, so they carry no choices for the example database: what one
 finds is found again by the next run's openings.
@@ -47,6 +48,8 @@ def _scripts(fmt: Format) -> list[Script]:
         # a declared tool whose name holds quotes (where the name is a JSON string).
         Script(one, unclosed=True),
         Script((Call(f'"{first}"'),)),
+        # The same unicode value spelt with \u escapes, as some models write JSON strings.
+        Script((Call(first, _ARGUMENTS[1]),), escaped=True),
     ]
     return [script for script in made if fmt.unwritable(script) is None]
 

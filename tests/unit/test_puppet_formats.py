@@ -189,3 +189,14 @@ def test_formats_writing_names_as_json_strings_spell_quoted_and_empty_names() ->
     # Formats that write the name bare cannot tell a quote from the markup around it.
     for name in ("qwen3_xml", "kimi_k2", "pythonic", "mistral"):
         assert FORMATS[name].unwritable(quoted) is not None
+
+
+def test_an_escaped_script_spells_unicode_as_json_escapes_with_the_same_truth() -> None:
+    plain = Script((Call("get_weather", {"city": "Zürich 🌧"}),))
+    escaped = Script(plain.calls, escaped=True)
+    hermes = FORMATS["hermes"]
+    assert "Z\\u00fcrich \\ud83c\\udf27" in hermes.write(escaped)
+    assert "Zürich 🌧" in hermes.write(plain)
+    assert hermes.expected(escaped) == hermes.expected(plain) and hermes.doubt(escaped) is None
+    # Python reads a surrogate pair's escapes as two lone surrogates: Python calls never escape.
+    assert FORMATS["pythonic"].write(escaped) == FORMATS["pythonic"].write(plain)

@@ -25,7 +25,7 @@ CHECK = settings(database=None, derandomize=True, max_examples=25, deadline=None
 FIND = settings(
     database=None,
     derandomize=True,
-    max_examples=600,
+    max_examples=2000,
     phases=[Phase.generate],
     suppress_health_check=list(HealthCheck),
 )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeAlias
 
-from agentfuzz.puppet.formats._values import Json, strings, value_problem
+from agentfuzz.puppet.formats._values import Json, escaping, strings, value_problem
 
 __all__ = [
     "ANYWHERE",
@@ -91,13 +91,16 @@ class Script:
     """What the model writes: prose before the calls, between each two, after the last.
 
     ``unclosed``: a near miss, the model ends its output where the format's last closing
-    marker should stand (``Format.doubt`` says so: no truth is settled for it)."""
+    marker should stand (``Format.doubt`` says so: no truth is settled for it). ``escaped``:
+    the JSON and Python strings it writes spell every non-ASCII character as a ``\\u`` escape
+    (the same values: the truth does not change)."""
 
     calls: tuple[Call, ...]
     text_before: str = ""
     text_between: str = ""
     text_after: str = ""
     unclosed: bool = False
+    escaped: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,8 @@ class Format:
 
     def pieces(self, script: Script) -> list[Piece]:
         """The script rendered, the last closing marker left out where ``script.unclosed``."""
-        pieces = self.render(script)
+        with escaping(script.escaped):
+            pieces = self.render(script)
         if not script.unclosed:
             return pieces
         text, _ = pieces[-1]

@@ -1,8 +1,10 @@
 """Argument values: what counts as JSON here, and how each family spells a value.
 
 A model writes JSON with ``json.dumps``'s default spacing and raw non-ASCII, as chat templates'
-``tojson`` does; a Python-call family writes the same strings (a JSON string is a valid Python
-literal) with its own spelling of true, false and null.
+``tojson`` does, or, inside ``escaping()``, every non-ASCII character as a ``\\u`` escape, as
+some models write it (the same value spelt another way); a Python-call family writes the same
+strings (a JSON string is a valid Python literal, never escaped: Python reads a surrogate pair's
+escapes as two lone surrogates) with its own spelling of true, false and null.
 """
 
 from __future__ import annotations
@@ -10,15 +12,39 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeAlias
 
-__all__ = ["Json", "json_text", "param_text", "python_literal", "strings", "value_problem"]
+__all__ = [
+    "Json",
+    "escaping",
+    "json_text",
+    "param_text",
+    "python_literal",
+    "strings",
+    "value_problem",
+]
 
 Json: TypeAlias = "bool | int | float | str | list[Json] | dict[str, Json] | None"
 
 
+# Whether JSON text is being written with non-ASCII characters escaped (``escaping``).
+_ESCAPED: ContextVar[bool] = ContextVar("escaped", default=False)
+
+
+@contextmanager
+def escaping(on: bool) -> Iterator[None]:
+    """While open (``on``), ``json_text`` escapes every non-ASCII character."""
+    token = _ESCAPED.set(on)
+    try:
+        yield
+    finally:
+        _ESCAPED.reset(token)
+
+
 def json_text(value: Json) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=_ESCAPED.get())
 
 
 def param_text(value: Json) -> str:
@@ -36,12 +62,13 @@ def python_literal(value: Json, *, json_names: bool = False) -> str:
         spelt = "true" if value else "false"
         return spelt if json_names else spelt.capitalize()
     if isinstance(value, int | float | str):
-        return json_text(value)
+        # Never escaped: Python reads a JSON surrogate pair as two lone surrogates.
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list):
         items = (python_literal(item, json_names=json_names) for item in value)
         return "[" + ", ".join(items) + "]"
     pairs = (
-        f"{json_text(k)}: {python_literal(v, json_names=json_names)}" for k, v in value.items()
+        f"{python_literal(k)}: {python_literal(v, json_names=json_names)}" for k, v in value.items()
     )
     return "{" + ", ".join(pairs) + "}"
 
