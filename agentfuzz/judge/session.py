@@ -31,6 +31,7 @@ from agentfuzz.model.history import (
 )
 from agentfuzz.model.observation import Observation, ObservedCall, Violation
 from agentfuzz.model.plan import Chain, Plan, ResultKind, Step
+from agentfuzz.puppet.scripted import FIELD
 from agentfuzz.request.policies import rewrite_calls
 from agentfuzz.request.relations import prepared
 
@@ -181,9 +182,9 @@ def run_session(
 def _cases(
     plan: Plan, step: Step, number: int, loop: _Loop, mode: tuple[Api, bool, str | None]
 ) -> tuple[Case, Case]:
-    """The turn's plain case (the whole history, no surface fields nor forms) and the case it
-    sends (``mode`` is its api, its stream flag and the ``elsewhere`` answer id). A relation
-    that changes the history changes ``loop.items`` too."""
+    """The turn's plain case (the whole history, no surface fields nor forms, a puppet script
+    kept) and the case it sends (``mode`` is its api, its stream flag and the ``elsewhere``
+    answer id). A relation that changes the history changes ``loop.items`` too."""
     api, stream, elsewhere = mode
     items = loop.items
     if loop.owed_user or step.interject:
@@ -193,9 +194,11 @@ def _cases(
     context = tuple(items[: loop.since]) if own_chain and loop.stored else ()
     origin = Provenance(turn=number, untouched=loop.untouched, echoed=loop.echoed, context=context)
     choice = _choice(step, plan, loop.omit_tools)
+    # A puppet script is what the model writes, not a field a server may refuse: kept plain.
+    script = {FIELD: step.fields[FIELD]} if FIELD in step.fields else {}
     plain = Case(
         history=History(tools=plan.tools, items=tuple(items)),
-        options=Options(include_tools=not loop.omit_tools, tool_choice=choice),
+        options=Options(include_tools=not loop.omit_tools, tool_choice=choice, fields=script),
         api=api,
         stream=stream,
         session=origin,
@@ -206,7 +209,7 @@ def _cases(
             items[:] = sent = plain.history.items
     case = plain
     forms = step.forms if step.surface_api in (None, api) else ()
-    if fields or forms:
+    if set(fields) - set(script) or forms:
         given = plain.options.fields | fields
         options = plain.options.model_copy(update={"fields": given, "forms": forms})
         history = plain.history.model_copy(update={"items": sent})

@@ -10,6 +10,7 @@ from agentfuzz.model.observation import Observation, ObservedCall
 from agentfuzz.oracles._common import is_answer, is_truncated, one_line
 from agentfuzz.oracles._registry import EVIDENCE_LIMIT, clip
 from agentfuzz.puppet.scripted import carried
+from agentfuzz.puppet.surface import takes_writing
 
 __all__ = ["deterministic", "difference", "served", "shape", "side"]
 
@@ -17,9 +18,11 @@ __all__ = ["deterministic", "difference", "served", "shape", "side"]
 def deterministic(case: Case, obs: Observation) -> bool:
     """True when the request asked for greedy sampling: temperature 0 in the case, or in the
     body actually sent (a profile's knob defaults fill it in there); or when it carries a
-    puppet script and leaves ``tool_choice`` to the model, so the processor writes every token
-    whatever the sampling (under a forced choice a server's grammar may take over from it)."""
-    if carried(case.options.fields) is not None and "tool_choice" not in case.options.fields:
+    puppet script and leaves the writing to it (``tool_choice`` left to the model, no grammar
+    or mask: ``puppet.surface.takes_writing``), so the processor writes every token whatever
+    the sampling (under a forced choice a server's grammar may take over from it)."""
+    fields = case.options.fields
+    if carried(fields) is not None and takes_writing(fields) is None:
         return case.options.tool_choice in (None, "auto", "none")
     temperature = case.options.temperature
     sent = obs.exchange.request

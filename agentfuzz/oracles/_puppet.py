@@ -16,7 +16,11 @@ the spec leaves open:
   (the processor gives the script up and only its log says so). A server may constrain an
   ``auto`` answer by a grammar too (vLLM's GLM-4.7 parser does): the answer cannot tell, so
   a puppet campaign counts the scripts the log says were given up (``live/vllm``);
-- no stop strings, no token budget, no ``n``: each may end or multiply the answer;
+- no stop strings, no token budget: each may end the answer;
+- no field that takes the writing from the script (a grammar, a mask, ``n``) or tells the
+  server to read it by a rule of its own (the chat template's kwargs, a reasoning effort,
+  ``parallel_tool_calls: false`` over several calls): ``puppet.surface`` names them. Every
+  other field of the surface is judged (sampling, log-probabilities, usage, metadata...);
 - the script is one the format can write (``Format.unwritable``) and the text sent is its own
   writing (a hand-edited text has no known truth), and holds no near miss of the format's
   markup (``Format.doubt``: Kimi's call header without ``:N``, seed 000's ``call_<hex>``, seed
@@ -45,6 +49,7 @@ from agentfuzz.oracles._common import budgeted, declared_tools, is_answer, is_tr
 from agentfuzz.oracles._registry import clip, register
 from agentfuzz.puppet.formats import Call, Format, Script, Truth
 from agentfuzz.puppet.scripted import carried
+from agentfuzz.puppet.surface import sways_reading, takes_writing
 
 __all__ = ["differences", "puppet_truth", "returned", "scripted", "settled_request"]
 
@@ -66,12 +71,13 @@ def scripted(case: Case, obs: Observation) -> tuple[Format, str, Script, Truth] 
 
 def settled_request(case: Case, fmt: Format, truth: Truth) -> bool:
     """Whether the request lets the script's truth stand, cuts aside: tools declared and
-    ``tool_choice`` left to the model, no ``n``, and every call to a declared tool."""
+    ``tool_choice`` left to the model, no field that takes the writing from the script or
+    sways how it is read (``puppet.surface``), and every call to a declared tool."""
     opts = case.options
     declared = {t.flat_name for t in declared_tools(case)}
     if not declared or opts.tool_choice not in (None, "auto"):
         return False
-    if "n" in opts.fields or "tool_choice" in opts.fields:
+    if takes_writing(opts.fields) or sways_reading(opts.fields, len(truth.calls)):
         return False
     return all(c.name in declared for c in truth.calls)
 

@@ -2,8 +2,10 @@
 
 A request carrying a puppet script (``script``) skips the scripted model: the model writes the
 script's text, then stops, or is stopped sooner by a stop string or the token budget
-(``Knobs.written``), so the parser reads only what was written. A server started with a
-tool-call parser (``readers``) reads every answer with it instead of the template's own parser.
+(``Knobs.written``), so the parser reads only what was written. Under a forced ``tool_choice``
+the script is given up and the scripted model answers under the choice's constraint. A server
+started with a tool-call parser (``readers``) reads every answer with it instead of the
+template's own parser.
 """
 
 from __future__ import annotations
@@ -103,6 +105,13 @@ def answer(
         key = f"{seed}:{digest.hexdigest()}"
     rng = random.Random(key)
     cut_short = False
+    if intake.script is not None and intake.choice.mode in ("required", "named"):
+        # A forced choice is a grammar over the output (vLLM's structured outputs), which
+        # forbids the script's markup: the puppet gives the script up and the model writes
+        # what the grammar allows, as vLLM's processor does; and, as vLLM reads a forced
+        # choice's output itself rather than by the tool parser, it is read in the model's
+        # own format.
+        intake, reader = replace(intake, script=None), None
     if intake.script is not None:
         raw, cut_short = intake.knobs.written(intake.script.text_for(prompt))
     else:

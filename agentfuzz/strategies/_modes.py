@@ -39,7 +39,7 @@ def synthetic(
     if puppet is not None:
         fmt = format_named(puppet)
         scripted: list[Opening] = list(puppet_openings(fmt, api, stream)) if opened else []
-        return puppet_cases(fmt, api, stream), scripted
+        return puppet_cases(fmt, api, stream, profile), scripted
     strategy = cases(profile, api, stream, modes)
     if seeds:
         return st.one_of(seeded(seeds, profile, api, stream), strategy), []

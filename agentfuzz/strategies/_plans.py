@@ -26,7 +26,7 @@ from agentfuzz.strategies._relations import allowed
 from agentfuzz.strategies._surface import ALLOWED, field_dimensions, surface_fields
 from agentfuzz.strategies._tools import tools
 
-__all__ = ["plans"]
+__all__ = ["SessionSurface", "plans"]
 
 Mode = tuple[Api, bool]
 
@@ -47,7 +47,7 @@ def _switches(modes: tuple[Mode, ...]) -> SearchStrategy[Mode | None]:
 _CHAINS: SearchStrategy[Chain | None] = st.sampled_from((None, *CHAINS))
 
 
-class _Surface:
+class SessionSurface:
     """What a session's steps draw their surface from: the dimensions the session allowed,
     and the mode the steps drawn so far left it in (a step may switch it)."""
 
@@ -85,7 +85,7 @@ def _step(
     count: int,
     policies: tuple[Policy, ...],
     modes: tuple[Mode, ...],
-    surface: _Surface,
+    surface: SessionSurface,
 ) -> Step:
     ask = draw(_asks(count))
     interject = draw(st.booleans())
@@ -133,7 +133,7 @@ def _plans(
     switchable = modes if profile.switch_modes else ()
     allowed = tuple(n for n in field_dimensions(profile) if draw(ALLOWED) == 3)
     # Made for this draw alone: the steps keep it up to date with the mode they switch to.
-    surface = _Surface(profile, declared, allowed, (api, stream), modes or ALL_MODES)
+    surface = SessionSurface(profile, declared, allowed, (api, stream), modes or ALL_MODES)
     steps = draw(
         st.lists(
             _step(len(declared), profile.session_policies, switchable, surface),

@@ -6,13 +6,12 @@ to the model, and the script itself in ``vllm_xargs`` (``puppet.scripted``), whi
 the format and holds what the text was written from, so the oracle knows the truth. The
 script is drawn first (``strategies._scripts``, calling tools by odd names too: namespaced ones,
 ones the request leaves undeclared), then a cut that may end the writing early
-(``strategies._puppet_cuts``: a token budget or a stop string); the history, the rest of the
-request surface and sessions whose model imitates its history come later.
+(``strategies._puppet_cuts``: a token budget or a stop string), then the profile's request
+surface as any request draws it (``strategies._surface``). Sessions, whose model imitates its
+history, are ``strategies._puppet_sessions``'.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
@@ -20,25 +19,34 @@ from hypothesis.strategies import SearchStrategy
 from agentfuzz.model.history import Api, Case, History, Options, UserMessage
 from agentfuzz.puppet.formats import Format, Script
 from agentfuzz.puppet.scripted import FIELD, carry
+from agentfuzz.request.profiles import Profile
+from agentfuzz.request.surface import DIMENSIONS
 from agentfuzz.strategies._puppet_cuts import cut_case, cuts
 from agentfuzz.strategies._scripts import scripts, tools_for
+from agentfuzz.strategies._surface import surface_fields
 
 __all__ = ["NAMES", "puppet_cases", "scripted_case"]
 
 # The tools a script calls, plainest first: plain names every format spells.
 NAMES = ("get_weather", "search")
+# The surface's fields that may cut the answer: a drawn cut is the only one a case has.
+_CUTS = frozenset(DIMENSIONS["budget"].fields + DIMENSIONS["stop"].fields)
 
 
-@lru_cache(maxsize=64)
-def puppet_cases(fmt: Format, api: Api, stream: bool) -> SearchStrategy[Case]:
+def puppet_cases(
+    fmt: Format, api: Api, stream: bool, profile: Profile | None = None
+) -> SearchStrategy[Case]:
     """Requests on ``api`` (streamed or not) whose answer is ``fmt``'s rendering of a drawn
-    script, which a drawn budget or stop string may cut. Shrinks toward one call of
-    ``get_weather`` with no arguments and no cut."""
-    return _puppet_case(fmt, api, stream)
+    script, which a drawn budget or stop string may cut, with ``profile``'s request surface
+    (none without one). Shrinks toward one call of ``get_weather`` with no arguments, no cut
+    and no field of the surface."""
+    return _puppet_case(fmt, api, stream, profile)
 
 
 @st.composite
-def _puppet_case(draw: st.DrawFn, fmt: Format, api: Api, stream: bool) -> Case:
+def _puppet_case(
+    draw: st.DrawFn, fmt: Format, api: Api, stream: bool, profile: Profile | None
+) -> Case:
     script = draw(scripts(fmt, NAMES, undeclared=True))
     # Every name called is declared (the plainest), or only the first call's and the plain
     # ones: a call to any other name is then one the request never declared. An empty name
@@ -50,7 +58,26 @@ def _puppet_case(draw: st.DrawFn, fmt: Format, api: Api, stream: bool) -> Case:
         first = script.calls[0].name
         declared = tuple(n for n in called if n and (n == first or n in NAMES)) or NAMES[:1]
     case = scripted_case(fmt, api, stream, script, declared)
-    return cut_case(case, draw(cuts(fmt.write(script), fmt.markers, api)))
+    case = cut_case(case, draw(cuts(fmt.write(script), fmt.markers, api)))
+    return case if profile is None else _surfaced(draw, case, profile)
+
+
+def _surfaced(draw: st.DrawFn, case: Case, profile: Profile) -> Case:
+    """``case`` with the profile's request surface drawn over it, as any request's is (the
+    message forms among it); the script's field and a cut's stay as they are. Fields that
+    take the writing from the script or sway its reading are drawn too: the oracles of the
+    truth leave those requests alone (``puppet.surface``), every other oracle judges them."""
+    forms: list[str] = []
+    tools = case.history.tools
+    fields = surface_fields(draw, profile, case.api, case.stream, tools, forms)
+    if not fields and not forms:
+        return case
+    own = case.options.fields
+    if case.options.max_tokens is not None or len(own) > 1:  # cut: the surface's cuts go
+        fields = {k: v for k, v in fields.items() if k not in _CUTS}
+    merged = {**fields, **own}
+    options = case.options.model_copy(update={"fields": merged, "forms": tuple(forms)})
+    return case.model_copy(update={"options": options})
 
 
 def scripted_case(

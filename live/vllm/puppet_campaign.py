@@ -10,7 +10,8 @@ starts it, with the chat template ``puppet_check.template_for`` picks (the famil
 there is one, else a plain one: the processor writes every answer, so the template only renders the
 conversation). By default every format of the catalog, one server each, and each request sent again
 with ``stream`` flipped (``--differential``: a scripted answer must not depend on streaming, the
-one judge of near misses that have no truth). Every finding is a bundle under OUT/PARSER with the
+one judge of near misses that have no truth), under ``strategies/vllm-puppet.toml`` (the whole
+request surface on scripted requests). Every finding is a bundle under OUT/PARSER with the
 command that found it (``found_by``). Prints one line per parser (examples, requests, seconds,
 findings, and the scripts the processor abandoned because the server's grammar forbade them: those
 answers are the model's, and findings on them are not the server's by default) and writes them all
@@ -37,6 +38,8 @@ from agentfuzz.puppet.formats import FORMATS
 
 # Every format of the catalog: one vLLM tool parser each.
 PARSERS = tuple(FORMATS)
+# The fuzz profile unless --fuzz-args names one: the whole surface, vLLM's own fields too.
+PROFILE = "vllm-puppet"
 # What the processor logs when the server's own constraint (a grammar) forbids a script's token:
 # that request was answered by the model, not the script, so its findings may be the model's.
 ABANDONED = "stops being forced"
@@ -52,6 +55,8 @@ def campaign(args: argparse.Namespace, parser: str) -> dict[str, object]:
         fuzz += ["--model", MODEL, "--puppet", parser, "--max-time", str(args.max_time)]
         fuzz += ["--max-examples", str(args.max_examples), "--timeout", "120", "--quiet"]
         fuzz += ["--out", str(out), *args.fuzz_args.split()]
+        if "--profile" not in fuzz:
+            fuzz += ["--profile", PROFILE]
         if args.differential and "--differential" not in fuzz:
             fuzz.append("--differential")
         done = subprocess.run(fuzz, capture_output=True, text=True, check=False)

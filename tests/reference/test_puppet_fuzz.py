@@ -86,8 +86,10 @@ def test_an_unclosed_call_swallowed_by_the_stream_alone_is_found_and_shrunk(
     (hit,) = found
     assert hit["signature"] == "stream_divergence:shape"
     script = _script(hit)
-    assert script["unclosed"] is True
     assert script["calls"] == [{"name": "get_weather", "arguments": {}, "id": None}]
+    # Left unclosed by the script, or cut short by a stop string the request surface drew:
+    # either way the model's output ends where the reader cannot read it.
+    assert script.get("unclosed") is True or "stop" in hit["request"]
     # The faithful server answers the same run with nothing to report.
     code, found = _fuzz(tmp_path / "faithful", "puppet", "hermes", *args)
     assert (code, found) == (0, [])

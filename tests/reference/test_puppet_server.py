@@ -234,6 +234,27 @@ def test_a_script_without_tools_is_content_as_written(serve: Any) -> None:
         assert turn.status == 200 and not turn.calls and turn.text == text
 
 
+def test_a_forced_choice_gives_the_script_up(parsed_by: Callable[[str], str]) -> None:
+    """A forced ``tool_choice`` is a grammar the script's markup cannot pass (vLLM's structured
+    outputs): the model answers under the choice, read in its own format, as vLLM's processor
+    gives the script up and vLLM reads a forced choice's output itself."""
+    script = Script((Call("search", {"q": "x"}),), text_before="Let me look.")
+    tools = _tools(Script((Call("get_weather", {"city": "Paris"}), *script.calls)), "chat")
+    url = parsed_by("hermes")
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    for choice, name in (("required", None), (named, "get_weather")):
+        for stream in (False, True):
+            body: dict[str, Any] = {"model": "m", "stream": stream, "tools": tools}
+            body |= {"messages": [{"role": "user", "content": "go"}], "tool_choice": choice}
+            text = FORMATS["hermes"].write(script)
+            body["vllm_xargs"] = channel.encode(channel.Text(text, tag="test"))
+            turn = send(url, "chat", body)
+            assert turn.status == 200 and turn.calls, (choice, stream, turn.body)
+            assert "<tool_call>" not in (turn.text or "")
+            if name is not None:
+                assert [c["name"] for c in turn.calls] == [name]
+
+
 def test_an_unknown_parser_is_refused_with_the_one_meant() -> None:
     with pytest.raises(UnknownReader, match="did you mean hermes"):
         create_app("puppet", tool_parser="hermse")

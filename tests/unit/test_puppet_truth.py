@@ -87,6 +87,14 @@ def test_what_the_server_changed_is_named(
         {"fields": {"stop": ["x"]}},
         {"fields": {"n": 2}},
         {"fields": {"tool_choice": {"type": "function", "function": {"name": "search"}}}},
+        # The request surface's fields that take the writing from the script, or tell the
+        # server to read it by a rule of its own (puppet.surface).
+        {"fields": {"response_format": {"type": "json_object"}}},
+        {"fields": {"structured_outputs": {"regex": "[a-z]{1,8}"}}},
+        {"fields": {"guided_choice": ["yes", "no"]}},
+        {"fields": {"chat_template_kwargs": {"enable_thinking": False}}},
+        {"fields": {"reasoning_effort": "low"}},
+        {"fields": {"parallel_tool_calls": False}},
     ],
 )
 def test_not_judged_where_the_truth_is_not_settled(options: dict[str, Any]) -> None:

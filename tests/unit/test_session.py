@@ -623,6 +623,21 @@ def test_a_refused_turn_goes_again_without_its_fields_under_the_same_number() ->
     assert [t.number for t in turns] == [1, 2]
 
 
+def test_a_refused_scripted_turn_goes_again_with_its_script() -> None:
+    # The puppet's script is what the model writes, not a field the server refused: the turn
+    # sent again keeps it, or the model's own output would be judged as the script's.
+    script = {"vllm_xargs": {"agentfuzz_puppet": "{}"}}
+    refused = reply(status=400, refused=True)
+    drawn = Step(fields={**script, "top_logprobs": 5}, surface_api="responses")
+    p = plan(drawn).model_copy(update={"api": "responses"})
+    turns, _ = run(p, refused, TEXT)
+    assert [t.number for t in turns] == [1, 1]
+    assert turns[1].case.options.fields == script
+    # A turn with the script alone is plain: refused, nothing is sent again.
+    turns, _ = run(plan(Step(fields=script), Step()), refused, TEXT)
+    assert [t.number for t in turns] == [1, 2]
+
+
 def test_a_turn_in_another_api_than_its_fields_were_drawn_for_sends_none_of_them() -> None:
     # Shrinking can take away the step that switched to chat: the next step's chat fields
     # (logprobs) would then go to a Responses turn as unknown parameters.
