@@ -11,6 +11,7 @@ Then the same against each planted profile, which must be found
 
     python bench/puppet_silence.py                     # 10,000 examples over the formats
     python bench/puppet_silence.py --examples 2000     # a quick look
+    python bench/puppet_silence.py --out DIR           # and keep the bundles of any finding
 
 Prints one line per format: examples, requests, findings (which must be 0) and seconds.
 """
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=10_000, help="over all formats")
     parser.add_argument("--formats", help="comma-separated; default: every one the server reads")
+    parser.add_argument("--out", type=Path, help="keep each run's bundles here (default: none)")
     args = parser.parse_args(argv)
     from agentfuzz.reference.readers import READERS
 
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in formats:
-            summary, seconds = _run("puppet", fmt, each, Path(tmp) / fmt)
+            summary, seconds = _run("puppet", fmt, each, (args.out or Path(tmp)) / fmt)
             count = len(summary["findings"])
             sent = sum(summary["examples"].values())
             total += sent

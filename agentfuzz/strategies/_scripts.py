@@ -154,8 +154,12 @@ def _script(draw: st.DrawFn, fmt: Format, names: tuple[str, ...], undeclared: bo
     # about one script in five, as no puppet oracle judges it (``Format.doubt``).
     unclosed = replace(script, unclosed=True)
     if not after and _writable(fmt, unclosed) and draw(st.integers(0, 4)) == 4:
-        return unclosed
-    return script
+        script = unclosed
+    # Non-ASCII text spelt with \u escapes, where the format writes JSON strings and the
+    # script holds some: the same values, so the same truth (about one such script in four).
+    escaped = replace(script, escaped=True)
+    escapable = _writable(fmt, escaped) and fmt.write(escaped) != fmt.write(script)
+    return escaped if escapable and draw(st.integers(0, 3)) == 3 else script
 
 
 def scripts(
@@ -173,7 +177,8 @@ def scripts(
     nested arrays and objects; for a format that carries ids, an id in the family's shape at
     another index, or a near miss of that shape (``_near_misses``, which ``fmt.doubt`` names);
     the output ended where its last closing marker should stand (``Script.unclosed``, a near
-    miss too, where the format ends with one and no prose follows).
+    miss too, where the format ends with one and no prose follows); non-ASCII text spelt with
+    ``\\u`` escapes (``Script.escaped``), where the format writes it in JSON strings.
     ``undeclared`` adds calls to other names (``_UNDECLARED``: namespaced, quoted, empty,
     plain, each where ``fmt.name_pattern`` spells it): off by default, since what the case
     declares for them is its own choice (``strategies._puppet``).

@@ -4,6 +4,7 @@ its arguments."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
@@ -209,3 +210,16 @@ def test_unclosed_markup_and_quoted_and_empty_names_are_reached() -> None:
     # Never where the output ends with no marker to leave out.
     with pytest.raises(NoSuchExample):
         _found(FORMATS["xlam"], lambda s: s.unclosed)
+
+
+def test_escaped_unicode_is_drawn_where_a_format_writes_json_strings() -> None:
+    hermes = FORMATS["hermes"]
+    escaped = _found(hermes, lambda s: s.escaped)
+    text = hermes.write(escaped)
+    # The same truth, written another way: ASCII only, with \u escapes.
+    assert text.isascii() and "\\u" in text
+    assert text != hermes.write(dataclasses.replace(escaped, escaped=False))
+    assert hermes.doubt(escaped) is None
+    # Never where nothing would change: a Python-call format never escapes.
+    with pytest.raises(NoSuchExample):
+        _found(FORMATS["pythonic"], lambda s: s.escaped)
