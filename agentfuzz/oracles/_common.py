@@ -8,6 +8,7 @@ from typing import Any
 
 from agentfuzz.model.history import Case, Tool
 from agentfuzz.model.observation import Observation, ObservedCall
+from agentfuzz.puppet.surface import CONSTRAINTS
 
 __all__ = [
     "TERMINAL_EVENTS",
@@ -169,22 +170,11 @@ def is_cut(case: Case, obs: Observation) -> bool:
     return is_truncated(obs) or stop_requested(case)
 
 
-# Server extensions that hold the answer to a format of their own (vLLM's, llama.cpp's).
-_CONSTRAINTS = (
-    "structured_outputs",
-    "guided_json",
-    "guided_regex",
-    "guided_choice",
-    "guided_grammar",
-    "grammar",
-)
-
-
 def format_constrained(case: Case) -> bool:
     """True when the request asked for a response format other than plain text (a response
     format, or a server's own structured-output field)."""
     fields = case.options.fields
-    if any(fields.get(key) for key in _CONSTRAINTS):
+    if any(fields.get(key) for key in CONSTRAINTS):
         return True
     chat = fields.get("response_format")
     text = fields.get("text")

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["sways_reading", "takes_writing"]
+__all__ = ["CONSTRAINTS", "sways_reading", "takes_writing"]
 
-_GRAMMARS = (
-    "tool_choice",
+# Server extensions that hold the answer to a format of their own (vLLM's, llama.cpp's).
+CONSTRAINTS = (
     "structured_outputs",
     "guided_json",
     "guided_regex",
@@ -38,6 +38,7 @@ _GRAMMARS = (
     "guided_grammar",
     "grammar",
 )
+_GRAMMARS = ("tool_choice", *CONSTRAINTS)
 _MASKS = ("logit_bias", "bad_words", "allowed_token_ids", "ignore_eos")
 # Counts that leave the script alone at 1 (or 0) and take it from there up.
 _COUNTS = ("n", "best_of", "min_tokens")
