@@ -8,7 +8,7 @@ script is drawn first (``strategies._scripts``, calling tools by odd names too: 
 ones the request leaves undeclared), then a cut that may end the writing early
 (``strategies._puppet_cuts``: a token budget or a stop string), then the profile's request
 surface as any request draws it (``strategies._surface``). Sessions, whose model imitates its
-history, are ``strategies._puppet_sessions``'.
+history, are drawn in ``strategies._puppet_sessions``.
 """
 
 from __future__ import annotations
