@@ -8,7 +8,7 @@ from typing import Any
 
 from agentfuzz.model.history import Case, Tool
 from agentfuzz.model.observation import Observation, ObservedCall
-from agentfuzz.puppet.surface import CONSTRAINTS
+from agentfuzz.puppet.surface import CONSTRAINTS, format_asked
 
 __all__ = [
     "TERMINAL_EVENTS",
@@ -174,12 +174,7 @@ def format_constrained(case: Case) -> bool:
     """True when the request asked for a response format other than plain text (a response
     format, or a server's own structured-output field)."""
     fields = case.options.fields
-    if any(fields.get(key) for key in CONSTRAINTS):
-        return True
-    chat = fields.get("response_format")
-    text = fields.get("text")
-    wanted = [chat, text.get("format") if isinstance(text, dict) else None]
-    return any(isinstance(f, dict) and f.get("type") != "text" for f in wanted)
+    return any(fields.get(key) for key in CONSTRAINTS) or format_asked(fields) is not None
 
 
 def one_line(text: str, limit: int = 160) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CONSTRAINTS", "sways_reading", "takes_writing"]
+__all__ = ["CONSTRAINTS", "format_asked", "sways_reading", "takes_writing"]
 
 # Server extensions that hold the answer to a format of their own (vLLM's, llama.cpp's).
 CONSTRAINTS = (
@@ -54,16 +54,21 @@ def takes_writing(fields: dict[str, Any]) -> str | None:
         value = fields.get(name)
         if value is not None and not (isinstance(value, int) and value in (0, 1)):
             return name
-    if _not_text(fields.get("response_format")):
-        return "response_format"
+    return format_asked(fields)
+
+
+def format_asked(fields: dict[str, Any]) -> str | None:
+    """``response_format`` (chat) or ``text.format`` (Responses), where ``fields`` ask for a
+    response format other than plain text; else None."""
     text = fields.get("text")
-    if isinstance(text, dict) and _not_text(text.get("format")):
-        return "text.format"
+    wanted = {
+        "response_format": fields.get("response_format"),
+        "text.format": text.get("format") if isinstance(text, dict) else None,
+    }
+    for name, fmt in wanted.items():
+        if isinstance(fmt, dict) and fmt.get("type") != "text":
+            return name
     return None
-
-
-def _not_text(fmt: Any) -> bool:
-    return isinstance(fmt, dict) and fmt.get("type") != "text"
 
 
 def sways_reading(fields: dict[str, Any], calls: int) -> str | None:

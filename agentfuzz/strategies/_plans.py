@@ -23,7 +23,7 @@ from agentfuzz.model.modes import ALL_MODES
 from agentfuzz.model.plan import CHAINS, RESULT_KINDS, Chain, Plan, Policy, Step
 from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._relations import allowed
-from agentfuzz.strategies._surface import ALLOWED, field_dimensions, surface_fields
+from agentfuzz.strategies._surface import allowed_dimensions, surface_fields
 from agentfuzz.strategies._tools import tools
 
 __all__ = ["SessionSurface", "plans"]
@@ -131,7 +131,7 @@ def _plans(
 ) -> Plan:
     declared: tuple[Tool, ...] = draw(tools(_tidy(profile), api))
     switchable = modes if profile.switch_modes else ()
-    allowed = tuple(n for n in field_dimensions(profile) if draw(ALLOWED) == 3)
+    allowed = allowed_dimensions(draw, profile)
     # Made for this draw alone: the steps keep it up to date with the mode they switch to.
     surface = SessionSurface(profile, declared, allowed, (api, stream), modes or ALL_MODES)
     steps = draw(

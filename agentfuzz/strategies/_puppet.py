@@ -57,23 +57,24 @@ def _puppet_case(
     if draw(st.booleans()):
         first = script.calls[0].name
         declared = tuple(n for n in called if n and (n == first or n in NAMES)) or NAMES[:1]
-    case = scripted_case(fmt, api, stream, script, declared)
-    case = cut_case(case, draw(cuts(fmt.write(script), fmt.markers, api)))
-    return case if profile is None else _surfaced(draw, case, profile)
+    cut = draw(cuts(fmt.write(script), fmt.markers, api))
+    case = cut_case(scripted_case(fmt, api, stream, script, declared), cut)
+    return case if profile is None else _surfaced(draw, case, profile, cut is not None)
 
 
-def _surfaced(draw: st.DrawFn, case: Case, profile: Profile) -> Case:
+def _surfaced(draw: st.DrawFn, case: Case, profile: Profile, cut: bool) -> Case:
     """``case`` with the profile's request surface drawn over it, as any request's is (the
-    message forms among it); the script's field and a cut's stay as they are. Fields that
-    take the writing from the script or sway its reading are drawn too: the oracles of the
-    truth leave those requests alone (``puppet.surface``), every other oracle judges them."""
+    message forms among it); the script's field and a cut's stay as they are (``cut``: the
+    case has one, and the surface's budgets and stop strings go). Fields that take the
+    writing from the script or sway its reading are drawn too: the oracles of the truth
+    leave those requests alone (``puppet.surface``), every other oracle judges them."""
     forms: list[str] = []
     tools = case.history.tools
     fields = surface_fields(draw, profile, case.api, case.stream, tools, forms)
     if not fields and not forms:
         return case
     own = case.options.fields
-    if case.options.max_tokens is not None or len(own) > 1:  # cut: the surface's cuts go
+    if cut:
         fields = {k: v for k, v in fields.items() if k not in _CUTS}
     merged = {**fields, **own}
     options = case.options.model_copy(update={"fields": merged, "forms": tuple(forms)})

@@ -27,7 +27,7 @@ from agentfuzz.request.profiles import Profile
 from agentfuzz.strategies._plans import SessionSurface
 from agentfuzz.strategies._puppet import NAMES
 from agentfuzz.strategies._scripts import tools_for
-from agentfuzz.strategies._surface import ALLOWED, field_dimensions
+from agentfuzz.strategies._surface import allowed_dimensions
 
 __all__ = ["puppet_plans"]
 
@@ -71,10 +71,19 @@ def _plan(fmt: Format, api: Api, stream: bool, drawn: list[tuple[_Drawn, _Surfac
         script = None if ask is None or omitted else Script((_call(NAMES[ask], value),))
         fields = {**surface, FIELD: carry_turn(fmt, script, calls)}
         calls += script is not None
-        step = Step(ask=ask, interject=interject, result=result, policy=policy, fields=fields)
-        if surface or forms:
-            step = step.model_copy(update={"forms": forms, "surface_api": api, "chain": chain})
-        steps.append(step)
+        drawn_for = api if surface or forms else None
+        steps.append(
+            Step(
+                ask=ask,
+                interject=interject,
+                result=result,
+                policy=policy,
+                fields=fields,
+                forms=forms,
+                surface_api=drawn_for,
+                chain=chain,
+            )
+        )
         omitted = policy == "strip-tools"
     return Plan(tools=_tools(fmt), steps=tuple(steps), api=api, stream=stream)
 
@@ -86,7 +95,7 @@ def _surfaced(draw: st.DrawFn, surface: SessionSurface) -> _Surfaced:
 
 @st.composite
 def _puppet_plan(draw: st.DrawFn, fmt: Format, profile: Profile, api: Api, stream: bool) -> Plan:
-    allowed = tuple(n for n in field_dimensions(profile) if draw(ALLOWED) == 3)
+    allowed = allowed_dimensions(draw, profile)
     mode = (api, stream)
     surface = SessionSurface(profile, _tools(fmt), allowed, mode, (mode,))
     turn = st.tuples(_turns(profile.session_policies), _surfaced(surface))

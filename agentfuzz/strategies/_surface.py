@@ -24,6 +24,7 @@ from agentfuzz.strategies._histories import _indexes
 
 __all__ = [
     "ALLOWED",
+    "allowed_dimensions",
     "choice_forms",
     "field_dimensions",
     "malformed_kind",
@@ -113,6 +114,11 @@ def _forms(api: Api) -> SearchStrategy[tuple[str, ...]]:
     pick = st.lists(st.sampled_from(FORMS[api]), min_size=1, max_size=3, unique=True)
     # In the catalogue's order, so two draws of the same forms are one request.
     return pick.map(lambda forms: tuple(f for f in FORMS[api] if f in forms))
+
+
+def allowed_dimensions(draw: st.DrawFn, profile: Profile) -> tuple[str, ...]:
+    """The field dimensions a session may use in all its turns, drawn once (one in four)."""
+    return tuple(n for n in field_dimensions(profile) if draw(ALLOWED) == 3)
 
 
 def field_dimensions(profile: Profile) -> tuple[str, ...]:
